@@ -1,0 +1,23 @@
+"""Collective algorithms: each plans a Schedule; a registry finds them by name."""
+
+from commsim.algorithms import parameter_server, ring  # noqa: F401  (registers built-ins)
+from commsim.algorithms.base import Algorithm, NoParams, Params, Problem
+from commsim.algorithms.registry import (
+    ENTRY_POINT_GROUP,
+    algorithm_names,
+    get_algorithm,
+    make_algorithm,
+    register,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Algorithm",
+    "NoParams",
+    "Params",
+    "Problem",
+    "algorithm_names",
+    "get_algorithm",
+    "make_algorithm",
+    "register",
+]

@@ -1,0 +1,118 @@
+"""The algorithm interface: plan a Schedule, optionally give a closed form."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pydantic
+
+from commsim.collectives import Collective
+from commsim.errors import AlgorithmError
+from commsim.schedule import Schedule
+from commsim.topology.model import Topology
+
+__all__ = ["Algorithm", "NoParams", "Problem", "Params"]
+
+
+class Params(pydantic.BaseModel):
+    """Base class of algorithm parameters: unknown fields are errors."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+
+class NoParams(Params):
+    """For algorithms without parameters."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What to plan: a collective of ``nbytes`` among ``ranks`` on ``topology``.
+
+    Attributes
+    ----------
+    topology : Topology
+    ranks : tuple of str
+        GPU names in rank order.
+    collective : Collective
+    nbytes : float
+        nccl-tests size convention (see :mod:`commsim.collectives`).
+    root : int
+        Root rank index for rooted collectives.
+    """
+
+    topology: Topology
+    ranks: tuple[str, ...]
+    collective: Collective
+    nbytes: float
+    root: int = 0
+
+    @property
+    def n(self) -> int:
+        """Number of ranks."""
+        return len(self.ranks)
+
+
+class Algorithm:
+    """Base class: subclasses set the class attributes and implement :meth:`plan`.
+
+    Attributes
+    ----------
+    name : str
+        Registry name.
+    summary : str
+        One line for ``commsim algos``.
+    reference : str
+        Where the algorithm comes from (book section, paper).
+    collectives : frozenset of Collective
+        What it implements.
+    Params : type
+        Its pydantic parameter model.
+    """
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    reference: ClassVar[str] = ""
+    collectives: ClassVar[frozenset[Collective]] = frozenset()
+    Params: ClassVar[type[Params]] = NoParams
+
+    def __init__(self, params: Params | dict[str, Any] | None = None) -> None:
+        if isinstance(params, Params):
+            self.params = params
+        else:
+            try:
+                self.params = self.Params.model_validate(params or {})
+            except pydantic.ValidationError as exc:
+                problems = "; ".join(
+                    f"{'.'.join(str(p) for p in e['loc']) or 'params'}: {e['msg']}" for e in exc.errors()
+                )
+                valid = ", ".join(self.Params.model_fields) or "(none)"
+                raise AlgorithmError(
+                    f"algorithm {self.name!r}: bad parameters: {problems}; valid parameters: {valid}"
+                ) from None
+
+    def check(self, problem: Problem) -> None:
+        """Raise :class:`AlgorithmError` if this algorithm cannot run ``problem``."""
+        if problem.collective not in self.collectives:
+            supported = ", ".join(sorted(c.value for c in self.collectives))
+            raise AlgorithmError(
+                f"algorithm {self.name!r} does not implement {problem.collective}; it implements: {supported}"
+            )
+        if problem.n < 2:
+            raise AlgorithmError(f"algorithm {self.name!r} needs at least 2 ranks, got {problem.n}")
+
+    def plan(self, problem: Problem) -> Schedule:
+        """Build the schedule of ``problem``."""
+        raise NotImplementedError
+
+    def analytic_time(self, problem: Problem) -> float | None:
+        """Closed-form time in seconds, or None where the algorithm has none."""
+        return None
+
+
+def route_figures(topology: Topology, src: str, dst: str,
+                  kinds: Sequence[str] | None = None) -> tuple[float, float]:
+    """(latency_s, bottleneck bandwidth_Bps) of the route from ``src`` to ``dst``."""
+    links = [topology.links[i] for i in topology.route(src, dst, kinds)]
+    return sum(link.latency_s for link in links), min(link.bandwidth_Bps for link in links)

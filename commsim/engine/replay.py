@@ -1,0 +1,313 @@
+"""Replay a Schedule on a Topology: flow-level, max-min fair, event-driven (simpy).
+
+A send becomes *ready* when its dependencies have completed. It then waits
+its path's latency (the sum of its links' latencies, paid once), becomes a
+*flow* of ``nbytes`` bytes along its path, and shares every directed link
+it crosses max-min fairly with the other flows. Rates change only when a
+flow starts or ends, and then only for the flows connected to it through
+shared links. Between those instants every rate is constant, so time jumps
+straight to the next event: simpy's event queue holds latency expiries and
+reduction delays, and the flow network advances in one step to the next
+flow completion. A receiver with a reduction bandwidth spends
+``nbytes / reduce_bandwidth`` after the last byte arrives on a reducing send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+from numpy.typing import NDArray
+
+from commsim.engine.fairshare import max_min_rates
+from commsim.errors import TopologyError
+from commsim.schedule import Schedule
+from commsim.topology.model import Topology
+
+__all__ = ["ReplayRecord", "replay"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+_DONE_REL = 1e-9  # a flow with less than this fraction of its bytes left is done
+
+
+@dataclass(frozen=True, eq=False)
+class ReplayRecord:
+    """What happened during a replay.
+
+    Attributes
+    ----------
+    makespan_s : float
+        Time when the last send completed.
+    op_ready_s, op_data_start_s, op_end_s : float arrays
+        Per send: when it became ready, when its first byte left (after the
+        path latency), and when it completed (incl. reduction).
+    op_links_ptr, op_links : int arrays
+        CSR: the link indices each send crossed.
+    link_bytes : float array
+        Bytes carried by each directed link of the topology.
+    link_busy_s : float array
+        Time during which each link carried at least one flow.
+    interval_link, interval_start_s, interval_end_s : arrays
+        Busy intervals of the links, in order of their ends.
+    """
+
+    makespan_s: float
+    op_ready_s: FloatArray
+    op_data_start_s: FloatArray
+    op_end_s: FloatArray
+    op_links_ptr: IntArray
+    op_links: IntArray
+    link_bytes: FloatArray
+    link_busy_s: FloatArray
+    interval_link: IntArray
+    interval_start_s: FloatArray
+    interval_end_s: FloatArray
+
+
+def _resolve_paths(schedule: Schedule, topology: Topology) -> tuple[IntArray, IntArray, FloatArray]:
+    """CSR of link indices per path spec, and each path's total latency."""
+    routes = []
+    for spec in schedule.paths:
+        if spec.via is not None:
+            if spec.via[0] != spec.src or spec.via[-1] != spec.dst:
+                raise TopologyError(
+                    f"explicit path {list(spec.via)} must run from {spec.src} to {spec.dst}"
+                )
+            routes.append(topology.links_between(spec.via))
+        else:
+            routes.append(topology.route(spec.src, spec.dst, spec.kinds))
+    lengths = np.fromiter((len(r) for r in routes), np.int64, len(routes))
+    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    links = np.fromiter((i for r in routes for i in r), np.int64, int(ptr[-1]))
+    latency = np.array([sum(topology.links[i].latency_s for i in r) for r in routes], dtype=float)
+    return ptr, links, latency
+
+
+def _gather_csr(ptr: IntArray, values: IntArray, rows: IntArray) -> tuple[IntArray, IntArray]:
+    """(row position per entry, value per entry) of the given CSR rows."""
+    lengths = ptr[rows + 1] - ptr[rows]
+    owner = np.repeat(np.arange(rows.size), lengths)
+    offsets = np.arange(owner.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return owner, values[ptr[rows][owner] + offsets]
+
+
+class _Replay:
+    """State of one replay; :func:`replay` is the public entry point."""
+
+    def __init__(self, schedule: Schedule, topology: Topology) -> None:
+        self.env = simpy.Environment()
+        self.s = schedule
+        n_ops, n_links = schedule.n_ops, len(topology.links)
+        path_ptr, path_links, path_latency = _resolve_paths(schedule, topology)
+        lengths = (path_ptr[1:] - path_ptr[:-1])[schedule.op_path]
+        self.op_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        self.op_links = _gather_csr(path_ptr, path_links, schedule.op_path)[1]
+        self.op_latency = path_latency[schedule.op_path]
+        self.op_nbytes = schedule.op_nbytes
+        self.op_reduce_s = self._reduce_delays(topology)
+        self.capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
+        indeg = np.diff(schedule.dep_indptr)
+        self.waiting = indeg.copy()
+        order = np.argsort(schedule.dep_indices, kind="stable")
+        self.dependents = np.repeat(np.arange(n_ops), indeg)[order]
+        self.dep_ptr = np.searchsorted(schedule.dep_indices[order], np.arange(n_ops + 1))
+        self.ready = np.full(n_ops, np.nan)
+        self.data_start = np.full(n_ops, np.nan)
+        self.end = np.full(n_ops, np.nan)
+        self.flow_op = np.empty(0, np.int64)
+        self.flow_left = np.empty(0)
+        self.flow_rate = np.empty(0)
+        self.ent_flow = np.empty(0, np.int64)
+        self.ent_link = np.empty(0, np.int64)
+        self.link_users = np.zeros(n_links, np.int64)
+        self.link_bytes = np.zeros(n_links)
+        self.link_busy = np.zeros(n_links)
+        self.link_open = np.zeros(n_links)
+        self.intervals: list[tuple[IntArray, FloatArray, FloatArray]] = []
+        self.to_activate: list[IntArray] = []
+        self.to_complete: list[IntArray] = []
+        self.changed: list[IntArray] = []
+        self.pending = 0
+        self.last = 0.0
+        self.wake = self.env.event()
+
+    def _reduce_delays(self, topology: Topology) -> FloatArray:
+        rate = np.array(
+            [topology.device(d).reduce_bandwidth_Bps or np.inf if topology.has_device(d) else np.inf
+             for d in self.s.devices], dtype=float)
+        return np.where(self.s.op_reduce, self.op_nbytes / rate[self.s.op_dst], 0.0)
+
+    # -- zero-time bookkeeping ------------------------------------------
+    def _later(self, delays: FloatArray, ops: IntArray, sink: list[IntArray]) -> None:
+        """Put ``ops`` into ``sink`` after their delays (now, or via simpy timeouts)."""
+        now_mask = delays <= 0
+        if now_mask.any():
+            sink.append(ops[now_mask])
+        if now_mask.all():
+            return
+        later, later_delay = ops[~now_mask], delays[~now_mask]
+        values, groups = np.unique(later_delay, return_inverse=True)
+        for i, delay in enumerate(values.tolist()):
+            self.pending += 1
+            timeout = self.env.timeout(delay)
+            timeout.callbacks.append(self._arrive(later[groups.reshape(-1) == i], sink))
+
+    def _arrive(self, ops: IntArray, sink: list[IntArray]) -> Callable[[simpy.Event], None]:
+        def callback(_: simpy.Event) -> None:
+            self.pending -= 1
+            sink.append(ops)
+            if not self.wake.triggered:
+                self.wake.succeed()
+        return callback
+
+    def _start(self, ops: IntArray) -> None:
+        self.ready[ops] = self.env.now
+        self._later(self.op_latency[ops], ops, self.to_activate)
+
+    def _settle(self) -> None:
+        """Apply every activation and completion due now."""
+        while self.to_activate or self.to_complete:
+            if self.to_activate:
+                ops = np.concatenate(self.to_activate)
+                self.to_activate.clear()
+                self.data_start[ops] = self.env.now
+                empty = self.op_nbytes[ops] <= 0
+                self.to_complete.append(ops[empty])
+                if (~empty).any():
+                    self._add_flows(ops[~empty])
+            if self.to_complete:
+                ops = np.concatenate(self.to_complete)
+                self.to_complete.clear()
+                self._complete(ops)
+
+    def _complete(self, ops: IntArray) -> None:
+        self.end[ops] = self.env.now
+        nxt = _gather_csr(self.dep_ptr, self.dependents, ops)[1]
+        if nxt.size:
+            np.subtract.at(self.waiting, nxt, 1)
+            ready = np.unique(nxt[self.waiting[nxt] == 0])
+            if ready.size:
+                self._start(ready)
+
+    # -- the flow network -------------------------------------------------
+    def _add_flows(self, ops: IntArray) -> None:
+        first = self.flow_op.size
+        self.flow_op = np.concatenate([self.flow_op, ops])
+        self.flow_left = np.concatenate([self.flow_left, self.op_nbytes[ops]])
+        self.flow_rate = np.concatenate([self.flow_rate, np.zeros(ops.size)])
+        owner, links = _gather_csr(self.op_ptr, self.op_links, ops)
+        self.ent_flow = np.concatenate([self.ent_flow, owner + first])
+        self.ent_link = np.concatenate([self.ent_link, links])
+        self._count_users(links, +1)
+        self.changed.append(links)
+
+    def _count_users(self, links: IntArray, sign: int) -> None:
+        before = self.link_users > 0
+        self.link_users += sign * np.bincount(links, minlength=self.link_users.size)
+        after = self.link_users > 0
+        opened = np.flatnonzero(after & ~before)
+        self.link_open[opened] = self.env.now
+        closed = np.flatnonzero(before & ~after)
+        if closed.size:
+            self.intervals.append((closed, self.link_open[closed].copy(), np.full(closed.size, self.env.now)))
+
+    def _advance(self) -> None:
+        """Move every flow forward to now and retire the finished ones."""
+        elapsed = self.env.now - self.last
+        self.last = self.env.now
+        if elapsed > 0 and self.flow_op.size:
+            self.flow_left -= self.flow_rate * elapsed
+            self.link_busy[self.link_users > 0] += elapsed
+        done = self.flow_left <= _DONE_REL * self.op_nbytes[self.flow_op]
+        if done.any():
+            self._remove_flows(done)
+
+    def _remove_flows(self, done: NDArray[np.bool_]) -> None:
+        ops = self.flow_op[done]
+        gone = done[self.ent_flow]
+        self.link_bytes += np.bincount(self.ent_link[gone], weights=self.op_nbytes[self.flow_op][self.ent_flow[gone]],
+                                       minlength=self.link_bytes.size)
+        self._count_users(self.ent_link[gone], -1)
+        self.changed.append(self.ent_link[gone])
+        keep = ~done
+        new_index = np.cumsum(keep) - 1
+        self.ent_flow, self.ent_link = new_index[self.ent_flow[~gone]], self.ent_link[~gone]
+        self.flow_op, self.flow_left, self.flow_rate = self.flow_op[keep], self.flow_left[keep], self.flow_rate[keep]
+        self._later(self.op_reduce_s[ops], ops, self.to_complete)
+
+    def _recompute(self) -> None:
+        """Re-share only the flows connected (through shared links) to a change."""
+        if not self.changed or not self.flow_op.size:
+            self.changed.clear()
+            return
+        touched = np.zeros(self.capacity.size, dtype=bool)
+        touched[np.concatenate(self.changed)] = True
+        self.changed.clear()
+        affected = np.zeros(self.flow_op.size, dtype=bool)
+        while True:
+            grown = np.zeros_like(affected)
+            grown[self.ent_flow[touched[self.ent_link]]] = True
+            if np.array_equal(grown, affected):
+                break
+            affected = grown
+            touched[self.ent_link[affected[self.ent_flow]]] = True
+        if affected.all():
+            self.flow_rate = max_min_rates(self.ent_flow, self.ent_link, self.flow_op.size, self.capacity)
+            return
+        entries = affected[self.ent_flow]
+        renumber = np.cumsum(affected) - 1
+        self.flow_rate[affected] = max_min_rates(
+            renumber[self.ent_flow[entries]], self.ent_link[entries], int(affected.sum()), self.capacity
+        )
+
+    def run(self):  # type: ignore[no-untyped-def]
+        """The simpy process: advance, settle, recompute, sleep until the next event."""
+        roots = np.flatnonzero(self.waiting == 0)
+        self._start(roots)
+        while True:
+            self._advance()
+            self._settle()
+            self._recompute()
+            if not self.flow_op.size and not self.pending:
+                return
+            if self.wake.triggered:
+                self.wake = self.env.event()
+            if self.flow_op.size:
+                next_done = float(np.min(self.flow_left / self.flow_rate))
+                yield self.env.any_of([self.env.timeout(next_done), self.wake])
+            else:
+                yield self.wake
+
+    def record(self) -> ReplayRecord:
+        if np.isnan(self.end).any():
+            missing = int(np.flatnonzero(np.isnan(self.end))[0])
+            raise RuntimeError(f"replay ended with op {missing} never completed")
+        if self.intervals:
+            link, start, stop = (np.concatenate(parts) for parts in zip(*self.intervals))
+        else:
+            link, start, stop = np.empty(0, np.int64), np.empty(0), np.empty(0)
+        return ReplayRecord(
+            makespan_s=float(self.end.max()) if self.end.size else 0.0,
+            op_ready_s=self.ready, op_data_start_s=self.data_start, op_end_s=self.end,
+            op_links_ptr=self.op_ptr, op_links=self.op_links,
+            link_bytes=self.link_bytes, link_busy_s=self.link_busy,
+            interval_link=link.astype(np.int64), interval_start_s=start, interval_end_s=stop,
+        )
+
+
+def replay(schedule: Schedule, topology: Topology) -> ReplayRecord:
+    """Simulate ``schedule`` on ``topology`` and return what happened.
+
+    Raises
+    ------
+    TopologyError
+        If a send's route does not exist (a missing link, or no path over
+        the link kinds the algorithm allowed).
+    """
+    state = _Replay(schedule, topology)
+    state.env.process(state.run())
+    state.env.run()
+    return state.record()

@@ -1,0 +1,96 @@
+"""Typed errors raised for bad input.
+
+Every error a user can provoke derives from :class:`CommsimError`. Messages
+are one sentence that say what was wrong, where, and what would be valid.
+The CLI turns any ``CommsimError`` into a message on stderr and exit code 2,
+never a traceback.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlgorithmError",
+    "CalibrationError",
+    "CommsimError",
+    "ParseError",
+    "ScenarioError",
+    "ScheduleError",
+    "TopologyError",
+    "UnitError",
+    "UnknownNameError",
+]
+
+
+class CommsimError(Exception):
+    """Base class of every error caused by a user's input."""
+
+
+class UnitError(CommsimError, ValueError):
+    """A quantity string (size, bandwidth, time) could not be read."""
+
+
+class TopologyError(CommsimError):
+    """A machine description is invalid (disconnected, missing link, ...)."""
+
+
+class ScenarioError(CommsimError):
+    """A scenario file or its fields are invalid."""
+
+
+class UnknownNameError(CommsimError, KeyError):
+    """A name (topology, algorithm, link kind, ...) is not known.
+
+    Parameters
+    ----------
+    what : str
+        What kind of name it is, e.g. ``"algorithm"``.
+    name : str
+        The name that was asked for.
+    valid : iterable of str
+        The names that would have been accepted.
+    """
+
+    def __init__(self, what: str, name: str, valid: "list[str] | tuple[str, ...]") -> None:
+        self.what = what
+        self.name = name
+        self.valid = sorted(valid)
+        super().__init__(f"unknown {what} {name!r}; valid: {', '.join(self.valid) or '(none)'}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class AlgorithmError(CommsimError):
+    """An algorithm cannot run on the given topology, ranks or collective."""
+
+
+class ScheduleError(CommsimError):
+    """A schedule is malformed or does not achieve its collective."""
+
+
+class ParseError(CommsimError):
+    """A measurement log (nccl-tests output) could not be read.
+
+    Parameters
+    ----------
+    message : str
+        What was wrong.
+    source : str, optional
+        The file name, if known.
+    line : int, optional
+        1-based line number, if known.
+    """
+
+    def __init__(self, message: str, source: str | None = None, line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        where = ""
+        if source is not None:
+            where = f"{source}:{line}: " if line is not None else f"{source}: "
+        elif line is not None:
+            where = f"line {line}: "
+        super().__init__(where + message)
+
+
+class CalibrationError(CommsimError):
+    """A calibration cannot be done with the given measurements."""

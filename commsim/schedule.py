@@ -1,0 +1,283 @@
+"""The Schedule IR: a DAG of transfers that an algorithm plans and the engine replays.
+
+An algorithm turns (topology, ranks, collective, size) into a
+:class:`Schedule`: pure data, no simulation. Data is cut into *chunks*
+(each with a size and, for collectives that need it, an owner rank). The
+only operation is a *send* of one chunk from one device to another:
+
+* ``reduce=False`` (a copy): on arrival the receiver's chunk becomes the
+  sender's chunk, as in a broadcast or all-gather step;
+* ``reduce=True``: on arrival the receiver adds the sender's chunk into its
+  own, as in a reduce-scatter step. The engine charges the receiver's
+  reduction bandwidth, if the topology gives one.
+
+A send starts when all its dependencies have completed. Ops are stored as
+numpy arrays, so a 1024-GPU ring (two million sends) stays compact;
+:class:`ScheduleBuilder` offers both one-at-a-time and vectorised adds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from commsim.collectives import Collective
+from commsim.errors import ScheduleError
+
+__all__ = ["PathSpec", "Schedule", "ScheduleBuilder"]
+
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    """How a send travels: routed over allowed link kinds, or an explicit device path.
+
+    Attributes
+    ----------
+    src, dst : str
+        Endpoint devices.
+    kinds : tuple of str or None
+        Allowed link kinds or families for routing; None allows all.
+    via : tuple of str or None
+        An explicit path of device names from ``src`` to ``dst``.
+    """
+
+    src: str
+    dst: str
+    kinds: tuple[str, ...] | None = None
+    via: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """A planned collective: chunks, sends and their dependencies (CSR).
+
+    Attributes
+    ----------
+    collective : Collective
+    nbytes : float
+        The collective's size (nccl-tests convention).
+    ranks : tuple of str
+        GPU device names, rank order.
+    devices : tuple of str
+        Every device named by a send; ranks first.
+    root : int or None
+        Root rank index for rooted collectives.
+    chunk_nbytes, chunk_owner, chunk_target : arrays
+        Per chunk: size in bytes, owner rank (-1 if none), and for all-to-all
+        the destination rank (-1 if none).
+    op_src, op_dst, op_chunk, op_path, op_step : int arrays
+        Per send: device indices, chunk, path spec index and algorithm step.
+    op_reduce : bool array
+        Per send: whether the receiver reduces (else copies).
+    dep_indptr, dep_indices : int arrays
+        Dependencies of op ``i``: ``dep_indices[dep_indptr[i]:dep_indptr[i+1]]``.
+    paths : tuple of PathSpec
+    """
+
+    collective: Collective
+    nbytes: float
+    ranks: tuple[str, ...]
+    devices: tuple[str, ...]
+    root: int | None
+    chunk_nbytes: NDArray[np.float64]
+    chunk_owner: IntArray
+    chunk_target: IntArray
+    op_src: IntArray
+    op_dst: IntArray
+    op_chunk: IntArray
+    op_reduce: NDArray[np.bool_]
+    op_path: IntArray
+    op_step: IntArray
+    dep_indptr: IntArray
+    dep_indices: IntArray
+    paths: tuple[PathSpec, ...]
+
+    @property
+    def n_ops(self) -> int:
+        """Number of sends."""
+        return int(self.op_src.size)
+
+    @property
+    def op_nbytes(self) -> NDArray[np.float64]:
+        """Bytes moved by each send."""
+        return self.chunk_nbytes[self.op_chunk]
+
+    def deps(self, op: int) -> IntArray:
+        """Dependencies of one op."""
+        return self.dep_indices[self.dep_indptr[op] : self.dep_indptr[op + 1]]
+
+    def verify(self, check_races: bool | None = None) -> None:
+        """Prove symbolically that the schedule achieves its collective.
+
+        See :func:`commsim.verify.verify_schedule`.
+        """
+        from commsim.verify import verify_schedule
+
+        verify_schedule(self, check_races=check_races)
+
+
+@dataclass
+class ScheduleBuilder:
+    """Collects chunks and sends, then freezes them into a :class:`Schedule`.
+
+    Parameters
+    ----------
+    collective : Collective
+    nbytes : float
+        The collective's size.
+    ranks : sequence of str
+        Participating GPUs in rank order.
+    root : int, optional
+        Root rank index for rooted collectives.
+    """
+
+    collective: Collective
+    nbytes: float
+    ranks: Sequence[str]
+    root: int | None = None
+    _devices: dict[str, int] = field(default_factory=dict, init=False)
+    _chunks: list[tuple[float, int, int]] = field(default_factory=list, init=False)
+    _paths: dict[PathSpec, int] = field(default_factory=dict, init=False)
+    _cols: list[tuple[IntArray, ...]] = field(default_factory=list, init=False)
+    _deps: list[tuple[IntArray, IntArray]] = field(default_factory=list, init=False)
+    _n_ops: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self.ranks = tuple(self.ranks)
+        for rank in self.ranks:
+            self.device_index(rank)
+
+    @property
+    def n_ops(self) -> int:
+        """Sends added so far."""
+        return self._n_ops
+
+    def device_index(self, device: str) -> int:
+        """Index of a device, adding it if new."""
+        return self._devices.setdefault(device, len(self._devices))
+
+    def chunk(self, nbytes: float, owner: int = -1, target: int = -1) -> int:
+        """Add a chunk of ``nbytes`` (owned by rank ``owner``) and return its id."""
+        self._chunks.append((float(nbytes), owner, target))
+        return len(self._chunks) - 1
+
+    def split(self, nbytes: float, parts: int, owners: Iterable[int] | None = None) -> list[int]:
+        """Add ``parts`` equal chunks summing to ``nbytes``; return their ids."""
+        owner_list = list(owners) if owners is not None else [-1] * parts
+        return [self.chunk(nbytes / parts, owner_list[i]) for i in range(parts)]
+
+    def path(self, src: str, dst: str, kinds: Sequence[str] | None = None,
+             via: Sequence[str] | None = None) -> int:
+        """Index of a path spec, adding it if new."""
+        spec = PathSpec(src, dst, tuple(kinds) if kinds is not None else None,
+                        tuple(via) if via is not None else None)
+        return self._paths.setdefault(spec, len(self._paths))
+
+    def send(self, src: str, dst: str, chunk: int, *, reduce: bool = False,
+             deps: Iterable[int] = (), kinds: Sequence[str] | None = None,
+             via: Sequence[str] | None = None, step: int = 0) -> int:
+        """Add one send and return its op id."""
+        ids = self.sends([src], [dst], [chunk], reduce=reduce, deps=[list(deps)],
+                         kinds=kinds, via=[via] if via is not None else None, step=step)
+        return int(ids[0])
+
+    def sends(self, src: Sequence[str] | IntArray, dst: Sequence[str] | IntArray,
+              chunk: ArrayLike, *, reduce: bool | ArrayLike = False,
+              deps: Sequence[Iterable[int]] | ArrayLike | None = None,
+              kinds: Sequence[str] | None = None,
+              via: Sequence[Sequence[str] | None] | None = None,
+              step: int | ArrayLike = 0) -> IntArray:
+        """Add many sends at once and return their op ids.
+
+        ``src`` and ``dst`` are device names, or integer arrays of device
+        indices (rank ``i`` is device ``i``). ``deps`` is either one iterable
+        of op ids per send, or a 2-D integer array with one row per send,
+        padded with -1.
+        """
+        src_idx, dst_idx = self._indices(src), self._indices(dst)
+        count = src_idx.size
+        if dst_idx.size != count:
+            raise ScheduleError(f"sends: {count} sources but {dst_idx.size} destinations")
+        if np.any(src_idx == dst_idx):
+            bad = self._device_names()[int(src_idx[np.flatnonzero(src_idx == dst_idx)[0]])]
+            raise ScheduleError(f"send from {bad!r} to itself")
+        cols = (src_idx, dst_idx, np.broadcast_to(np.asarray(chunk, np.int64), count).copy(),
+                np.broadcast_to(np.asarray(reduce, bool), count).astype(np.int64),
+                self._path_indices(src_idx, dst_idx, kinds, via),
+                np.broadcast_to(np.asarray(step, np.int64), count).copy())
+        if cols[2].size and (cols[2].min() < 0 or cols[2].max() >= len(self._chunks)):
+            raise ScheduleError(f"sends name a chunk outside 0..{len(self._chunks) - 1}")
+        first = self._n_ops
+        self._deps.append(self._dep_rows(deps, count, first))
+        self._cols.append(cols)
+        self._n_ops += count
+        return np.arange(first, first + count, dtype=np.int64)
+
+    def _device_names(self) -> list[str]:
+        return list(self._devices)
+
+    def _indices(self, devices: Sequence[str] | IntArray) -> IntArray:
+        if isinstance(devices, np.ndarray) and devices.dtype.kind in "iu":
+            if devices.size and (devices.min() < 0 or devices.max() >= len(self._devices)):
+                raise ScheduleError(f"device index outside 0..{len(self._devices) - 1}")
+            return devices.astype(np.int64)
+        return np.fromiter((self.device_index(str(d)) for d in devices), np.int64, len(devices))
+
+    def _path_indices(self, src: IntArray, dst: IntArray, kinds: Sequence[str] | None,
+                      via: Sequence[Sequence[str] | None] | None) -> IntArray:
+        names = self._device_names()
+        if via is not None:
+            return np.fromiter((self.path(names[s], names[d], kinds, v)
+                                for s, d, v in zip(src.tolist(), dst.tolist(), via)),
+                               np.int64, src.size)
+        pairs, inverse = np.unique(src * len(names) + dst, return_inverse=True)
+        table = np.fromiter((self.path(names[p // len(names)], names[p % len(names)], kinds)
+                             for p in pairs.tolist()), np.int64, pairs.size)
+        return table[inverse.reshape(-1)]
+
+    def _dep_rows(self, deps: Sequence[Iterable[int]] | ArrayLike | None, count: int,
+                  first: int) -> tuple[IntArray, IntArray]:
+        """Dependencies as (lengths, flat indices) for one block of sends."""
+        if deps is None:
+            return np.zeros(count, np.int64), np.empty(0, np.int64)
+        if isinstance(deps, np.ndarray) and deps.ndim == 2:
+            mask = deps >= 0
+            lengths, flat = mask.sum(axis=1).astype(np.int64), deps[mask].astype(np.int64)
+            owner = np.repeat(np.arange(first, first + count), lengths)
+        else:
+            rows = [np.asarray(list(d), dtype=np.int64) for d in deps]  # type: ignore[union-attr]
+            lengths = np.fromiter((r.size for r in rows), np.int64, len(rows))
+            flat = np.concatenate(rows) if rows else np.empty(0, np.int64)
+            owner = np.repeat(np.arange(first, first + len(rows)), lengths)
+        if lengths.size != count:
+            raise ScheduleError(f"sends: {count} sends but {lengths.size} dependency lists")
+        bad = (flat < 0) | (flat >= owner)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ScheduleError(f"op {int(owner[i])} depends on op {int(flat[i])}, not added before it")
+        return lengths, flat
+
+    def build(self) -> Schedule:
+        """Freeze into a :class:`Schedule`."""
+        def column(i: int) -> IntArray:
+            parts = [c[i] for c in self._cols]
+            return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+        lengths = np.concatenate([b[0] for b in self._deps]) if self._deps else np.empty(0, np.int64)
+        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        indices = np.concatenate([b[1] for b in self._deps]) if self._deps else np.empty(0, np.int64)
+        chunks = np.array(self._chunks, dtype=np.float64).reshape(-1, 3)
+        return Schedule(
+            collective=self.collective, nbytes=float(self.nbytes), ranks=tuple(self.ranks),
+            devices=tuple(self._devices), root=self.root,
+            chunk_nbytes=chunks[:, 0].copy(), chunk_owner=chunks[:, 1].astype(np.int64),
+            chunk_target=chunks[:, 2].astype(np.int64),
+            op_src=column(0), op_dst=column(1), op_chunk=column(2),
+            op_reduce=column(3).astype(bool), op_path=column(4), op_step=column(5),
+            dep_indptr=indptr, dep_indices=indices, paths=tuple(self._paths),
+        )

@@ -1,0 +1,107 @@
+"""Parametric machines built in code: teaching graphs of any GPU count.
+
+Shipped real machines live as YAML data in ``topologies/``; builders make
+the families that are parametrised by size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from commsim.errors import TopologyError, UnknownNameError
+from commsim.topology.model import Device, PhysicalLink, Topology
+from commsim.units import parse_bandwidth, parse_time
+
+__all__ = ["BUILDERS", "build", "fully_connected", "ring"]
+
+
+def _check_gpus(gpus: int, minimum: int, builder: str) -> None:
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < minimum:
+        raise TopologyError(f"builder {builder!r} needs gpus >= {minimum}, got {gpus!r}")
+
+
+def _figures(bandwidth: str | float | None, latency: str | float | None) -> tuple[float | None, float | None]:
+    return (
+        parse_bandwidth(bandwidth) if bandwidth is not None else None,
+        parse_time(latency) if latency is not None else None,
+    )
+
+
+def ring(
+    gpus: int = 8,
+    kind: str = "nvlink2",
+    bandwidth: str | float | None = None,
+    latency: str | float | None = None,
+) -> Topology:
+    """GPUs joined in a cycle gpu0-gpu1-...-gpu(n-1)-gpu0.
+
+    Parameters
+    ----------
+    gpus : int
+        Number of GPUs, at least 2 (2 GPUs are joined by one link).
+    kind : str
+        Link kind of every link.
+    bandwidth, latency : str or float, optional
+        Per link per direction; the kind's defaults when omitted.
+    """
+    _check_gpus(gpus, 2, "ring")
+    bandwidth_Bps, latency_s = _figures(bandwidth, latency)
+    devices = [Device(f"gpu{i}", "gpu") for i in range(gpus)]
+    pairs = {tuple(sorted((i, (i + 1) % gpus))) for i in range(gpus)}
+    links = [
+        PhysicalLink(f"gpu{a}", f"gpu{b}", kind, 1, bandwidth_Bps, latency_s) for a, b in sorted(pairs)
+    ]
+    return Topology(f"ring_{gpus}", devices, links, description=f"{gpus} GPUs in a ring of {kind}")
+
+
+def fully_connected(
+    gpus: int = 4,
+    kind: str = "nvlink2",
+    bandwidth: str | float | None = None,
+    latency: str | float | None = None,
+) -> Topology:
+    """Every pair of GPUs joined by a direct link (SEED_FACTS section 4's 4-GPU box).
+
+    Parameters
+    ----------
+    gpus : int
+        Number of GPUs, at least 2.
+    kind : str
+        Link kind of every link.
+    bandwidth, latency : str or float, optional
+        Per link per direction; the kind's defaults when omitted.
+    """
+    _check_gpus(gpus, 2, "fully_connected")
+    bandwidth_Bps, latency_s = _figures(bandwidth, latency)
+    devices = [Device(f"gpu{i}", "gpu") for i in range(gpus)]
+    links = [
+        PhysicalLink(f"gpu{a}", f"gpu{b}", kind, 1, bandwidth_Bps, latency_s)
+        for a in range(gpus)
+        for b in range(a + 1, gpus)
+    ]
+    return Topology(
+        f"fully_connected_{gpus}", devices, links, description=f"{gpus} GPUs, all pairs linked by {kind}"
+    )
+
+
+BUILDERS: dict[str, Callable[..., Topology]] = {"ring": ring, "fully_connected": fully_connected}
+"""Builders by name; each takes keyword parameters (``gpus``, ``kind``, ...)."""
+
+
+def build(name: str, **params: Any) -> Topology:
+    """Call the builder ``name`` with ``params``.
+
+    Raises
+    ------
+    UnknownNameError
+        If there is no such builder.
+    TopologyError
+        If a parameter is not accepted by the builder.
+    """
+    if name not in BUILDERS:
+        raise UnknownNameError("topology builder", name, list(BUILDERS))
+    try:
+        return BUILDERS[name](**params)
+    except TypeError as exc:
+        raise TopologyError(f"builder {name!r}: {exc}") from None

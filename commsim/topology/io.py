@@ -1,0 +1,121 @@
+"""Reading and writing machine descriptions (YAML) and finding shipped ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from commsim.errors import TopologyError, UnknownNameError
+from commsim.topology.model import Device, PhysicalLink, Topology
+from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
+from commsim.yamlio import load_yaml_model, read_text, validate_with_lines
+
+__all__ = [
+    "from_spec",
+    "load_topology_file",
+    "parse_topology",
+    "save_topology",
+    "shipped_topologies",
+    "topology_json_schema",
+    "topology_to_dict",
+]
+
+
+def _data_dir() -> Path:
+    """Where the shipped topology files are: in the wheel, or in the source tree."""
+    installed = Path(__file__).resolve().parent.parent / "_data" / "topologies"
+    if installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent.parent / "topologies"
+
+
+def shipped_topologies() -> dict[str, Path]:
+    """Shipped topology files by name (file stem)."""
+    folder = _data_dir()
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
+
+
+def from_spec(spec: TopologySpec) -> Topology:
+    """Build a :class:`Topology` from a validated spec."""
+    devices = [
+        Device(d.name, d.kind, d.box, d.model, d.reduce_bandwidth) for d in spec.devices
+    ]
+    links = [
+        PhysicalLink(l.between[0], l.between[1], l.kind, l.count, l.bandwidth, l.latency)
+        for l in spec.links
+    ]
+    overrides = {k: (f.bandwidth, f.latency) for k, f in spec.link_kinds.items()}
+    return Topology(spec.name, devices, links, overrides, spec.description)
+
+
+def parse_topology(text: str, source: str = "<topology>") -> Topology:
+    """Read a topology from YAML text; errors carry ``source:line:col``."""
+    spec = load_yaml_model(TopologySpec, text, source, TopologyError)
+    try:
+        return from_spec(spec)
+    except TopologyError as exc:
+        raise TopologyError(f"{source}: {exc}") from None
+
+
+def topology_from_data(data: Any, node: yaml.Node | None, source: str) -> Topology:
+    """Build a topology from already-parsed YAML data (e.g. inline in a scenario)."""
+    spec = validate_with_lines(TopologySpec, data, node, source, TopologyError)
+    try:
+        return from_spec(spec)
+    except TopologyError as exc:
+        raise TopologyError(f"{source}: {exc}") from None
+
+
+def load_topology_file(path: str | Path) -> Topology:
+    """Read a topology YAML file."""
+    return parse_topology(read_text(path, TopologyError), str(path))
+
+
+def load_shipped(name: str) -> Topology:
+    """Load a shipped topology file by name."""
+    files = shipped_topologies()
+    if name not in files:
+        raise UnknownNameError("topology", name, list(files))
+    return load_topology_file(files[name])
+
+
+def to_spec(topology: Topology) -> TopologySpec:
+    """The spec that rebuilds ``topology``."""
+    return TopologySpec(
+        name=topology.name,
+        description=topology.description,
+        link_kinds={
+            k: KindFigures(bandwidth=bw, latency=lat) for k, (bw, lat) in topology.kind_overrides.items()
+        },
+        devices=[
+            DeviceSpec(
+                name=d.name, kind=d.kind, box=d.box, model=d.model, reduce_bandwidth=d.reduce_bandwidth_Bps
+            )
+            for d in topology.devices
+        ],
+        links=[
+            LinkSpec(
+                between=(l.a, l.b), kind=l.kind, count=l.count, bandwidth=l.bandwidth_Bps, latency=l.latency_s
+            )
+            for l in topology.physical_links
+        ],
+    )
+
+
+def topology_to_dict(topology: Topology) -> dict[str, Any]:
+    """Plain data (units as strings) that :func:`parse_topology` reads back."""
+    return to_spec(topology).model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+
+
+def save_topology(topology: Topology, path: str | Path) -> None:
+    """Write ``topology`` as YAML; loading it again gives the same machine."""
+    data = topology_to_dict(topology)
+    Path(path).write_text(yaml.safe_dump(data, sort_keys=False, width=100), encoding="utf-8")
+
+
+def topology_json_schema() -> str:
+    """The JSON Schema of the topology YAML format, as text."""
+    return json.dumps(TopologySpec.model_json_schema(), indent=2)

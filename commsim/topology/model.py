@@ -1,0 +1,390 @@
+"""The machine model: devices joined by full-duplex links, as a directed graph.
+
+A :class:`Topology` holds devices (GPUs, CPUs, PCIe switches, NVSwitches,
+NICs, network switches) and physical links. Every physical link becomes two
+directed edges of a :class:`networkx.DiGraph`, one per direction, each a
+capacity of its own (full duplex). Links bonded between the same two devices
+(``NV2``) add up into one edge per direction with ``count`` links.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+import networkx as nx
+
+from commsim.errors import TopologyError, UnknownNameError
+from commsim.topology.linkkinds import LINK_KINDS, get_link_kind, kinds_matching
+from commsim.units import format_bandwidth
+
+__all__ = ["DEVICE_KINDS", "Device", "Link", "PhysicalLink", "Topology"]
+
+DEVICE_KINDS = ("gpu", "cpu", "pcie_switch", "nvswitch", "nic", "switch", "memory")
+"""Device kinds a topology may contain."""
+
+FORWARDING_KINDS = frozenset({"cpu", "pcie_switch", "nvswitch", "nic", "switch", "memory"})
+"""Device kinds that may sit in the middle of a route (GPUs only send and receive)."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """A node of the machine graph.
+
+    Attributes
+    ----------
+    name : str
+        Unique name, e.g. ``"gpu0"``.
+    kind : str
+        One of :data:`DEVICE_KINDS`.
+    box : int
+        Index of the server (box) the device sits in; 0 for single-box machines.
+    model : str or None
+        Hardware model, e.g. ``"V100-SXM2"``.
+    reduce_bandwidth_Bps : float or None
+        Rate at which the device sums incoming data, bytes per second; None
+        means reductions are free (the textbook's idealisation).
+    """
+
+    name: str
+    kind: str
+    box: int = 0
+    model: str | None = None
+    reduce_bandwidth_Bps: float | None = None
+
+
+@dataclass(frozen=True)
+class PhysicalLink:
+    """A full-duplex cable or bundle between two devices, as written in a file.
+
+    ``bandwidth_Bps`` and ``latency_s`` are per single link and per direction;
+    None means the kind's default (topology-level override first, then the
+    catalogue).
+    """
+
+    a: str
+    b: str
+    kind: str
+    count: int = 1
+    bandwidth_Bps: float | None = None
+    latency_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Link:
+    """One direction of a physical link: a capacity the engine shares among flows.
+
+    Attributes
+    ----------
+    index : int
+        Position in :attr:`Topology.links`.
+    src, dst : str
+        Device names.
+    kind, family : str
+        Link kind and its family.
+    count : int
+        Number of bonded links.
+    bandwidth_Bps : float
+        Total capacity in this direction (per-link bandwidth times ``count``).
+    latency_s : float
+        Latency of one traversal.
+    """
+
+    index: int
+    src: str
+    dst: str
+    kind: str
+    family: str
+    count: int
+    bandwidth_Bps: float
+    latency_s: float
+
+    @property
+    def name(self) -> str:
+        """``"src->dst"``."""
+        return f"{self.src}->{self.dst}"
+
+    def describe(self) -> str:
+        """A short human label, e.g. ``gpu0->sw0 (pcie3_x16, 16 GB/s)``."""
+        bonded = f"{self.count}x " if self.count > 1 else ""
+        return f"{self.name} ({bonded}{self.kind}, {format_bandwidth(self.bandwidth_Bps)})"
+
+
+@dataclass
+class Topology:
+    """A machine: devices, physical links and the directed link graph.
+
+    Parameters
+    ----------
+    name : str
+        Name of the machine.
+    devices : sequence of Device
+        Devices; GPUs get ranks in the order given.
+    physical_links : sequence of PhysicalLink
+        Full-duplex links; several between the same pair and kind are bonded.
+    kind_overrides : mapping, optional
+        ``{kind or family: (bandwidth_Bps or None, latency_s or None)}``
+        defaults applied to links that do not set their own figures.
+    description : str
+        Free text, e.g. the source of the figures.
+
+    Raises
+    ------
+    TopologyError
+        On duplicate devices, unknown endpoints, non-positive bandwidths,
+        negative latencies, or GPUs that cannot reach each other.
+    """
+
+    name: str
+    devices: Sequence[Device]
+    physical_links: Sequence[PhysicalLink]
+    kind_overrides: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        self.devices = tuple(self.devices)
+        self.physical_links = _merge_bonds(self.physical_links)
+        self.kind_overrides = dict(self.kind_overrides)
+        self._device_by_name = _index_devices(self.devices, self.name)
+        self.links: list[Link] = []
+        self.graph = nx.DiGraph(name=self.name)
+        for device in self.devices:
+            self.graph.add_node(device.name, device=device)
+        for physical in self.physical_links:
+            self._add_physical(physical)
+        self._route_cache: dict[tuple[str, str, frozenset[str] | None], tuple[int, ...]] = {}
+        self._check_connected()
+
+    # -- construction -------------------------------------------------
+    def _add_physical(self, physical: PhysicalLink) -> None:
+        for end in (physical.a, physical.b):
+            if end not in self._device_by_name:
+                raise TopologyError(
+                    f"topology {self.name!r}: link {physical.a}-{physical.b} names unknown "
+                    f"device {end!r}; devices: {', '.join(self._device_by_name)}"
+                )
+        if physical.a == physical.b:
+            raise TopologyError(f"topology {self.name!r}: link from {physical.a!r} to itself")
+        kind = get_link_kind(physical.kind)
+        bandwidth_Bps, latency_s = self._figures(physical)
+        for src, dst in ((physical.a, physical.b), (physical.b, physical.a)):
+            link = Link(
+                index=len(self.links),
+                src=src,
+                dst=dst,
+                kind=kind.name,
+                family=kind.family,
+                count=physical.count,
+                bandwidth_Bps=bandwidth_Bps * physical.count,
+                latency_s=latency_s,
+            )
+            self.links.append(link)
+            self.graph.add_edge(src, dst, link=link.index)
+
+    def _figures(self, physical: PhysicalLink) -> tuple[float, float]:
+        kind = LINK_KINDS[physical.kind]
+        by_kind = self.kind_overrides.get(kind.name, (None, None))
+        by_family = self.kind_overrides.get(kind.family, (None, None))
+        bandwidth_Bps = _first(physical.bandwidth_Bps, by_kind[0], by_family[0], kind.bandwidth_Bps)
+        latency_s = _first(physical.latency_s, by_kind[1], by_family[1], kind.latency_s)
+        where = f"topology {self.name!r}, link {physical.a}-{physical.b} ({physical.kind})"
+        if not bandwidth_Bps > 0:
+            raise TopologyError(f"{where}: bandwidth must be positive, got {bandwidth_Bps!r} B/s")
+        if not latency_s >= 0:
+            raise TopologyError(f"{where}: latency must be zero or positive, got {latency_s!r} s")
+        if physical.count < 1:
+            raise TopologyError(f"{where}: count must be at least 1, got {physical.count}")
+        return bandwidth_Bps, latency_s
+
+    def _check_connected(self) -> None:
+        gpus = self.gpus
+        if not gpus:
+            raise TopologyError(f"topology {self.name!r} has no GPU")
+        reachable = nx.descendants(self.graph, gpus[0]) | {gpus[0]}
+        missing = [g for g in gpus if g not in reachable]
+        if missing:
+            raise TopologyError(
+                f"topology {self.name!r} is disconnected: {', '.join(missing)} cannot be "
+                f"reached from {gpus[0]}"
+            )
+
+    # -- queries --------------------------------------------------------
+    @cached_property
+    def gpus(self) -> list[str]:
+        """GPU names in rank order."""
+        return [d.name for d in self.devices if d.kind == "gpu"]
+
+    def device(self, name: str) -> Device:
+        """The device called ``name``; UnknownNameError lists the valid names."""
+        try:
+            return self._device_by_name[name]
+        except KeyError:
+            raise UnknownNameError(f"device of topology {self.name!r}", name, list(self._device_by_name)) from None
+
+    def has_device(self, name: str) -> bool:
+        """Whether a device called ``name`` exists."""
+        return name in self._device_by_name
+
+    def devices_of_kind(self, kind: str) -> list[str]:
+        """Names of the devices of one kind, in declaration order."""
+        return [d.name for d in self.devices if d.kind == kind]
+
+    def link(self, src: str, dst: str) -> Link:
+        """The directed link from ``src`` to ``dst``.
+
+        Raises
+        ------
+        TopologyError
+            If the two devices are not directly linked.
+        """
+        data = self.graph.get_edge_data(src, dst)
+        if data is None:
+            self.device(src)
+            self.device(dst)
+            raise TopologyError(f"topology {self.name!r} has no link {src}->{dst}")
+        return self.links[data["link"]]
+
+    def links_between(self, nodes: Sequence[str]) -> tuple[int, ...]:
+        """Link indices of an explicit path given as device names."""
+        if len(nodes) < 2:
+            raise TopologyError(f"a path needs at least two devices, got {list(nodes)}")
+        return tuple(self.link(a, b).index for a, b in zip(nodes, nodes[1:]))
+
+    @cached_property
+    def boxes(self) -> dict[int, list[str]]:
+        """GPU names per box, boxes in ascending order."""
+        result: dict[int, list[str]] = {}
+        for gpu in self.gpus:
+            result.setdefault(self._device_by_name[gpu].box, []).append(gpu)
+        return dict(sorted(result.items()))
+
+    def route(self, src: str, dst: str, kinds: Iterable[str] | None = None) -> tuple[int, ...]:
+        """Link indices of the route from ``src`` to ``dst``.
+
+        The route has the fewest hops; among equals, the widest bottleneck;
+        among those, one picked by a stable hash of the endpoints (so flows
+        spread over equal paths, like ECMP). GPUs never forward.
+
+        Parameters
+        ----------
+        src, dst : str
+            Device names.
+        kinds : iterable of str, optional
+            Allowed link kinds or families (e.g. ``["nvlink"]``); None allows all.
+
+        Raises
+        ------
+        TopologyError
+            If no route exists over the allowed kinds.
+        """
+        allowed = kinds_matching(tuple(kinds)) if kinds is not None else None
+        key = (src, dst, allowed)
+        cached = self._route_cache.get(key)
+        if cached is None:
+            cached = self._find_route(src, dst, allowed)
+            self._route_cache[key] = cached
+        return cached
+
+    def _find_route(self, src: str, dst: str, allowed: frozenset[str] | None) -> tuple[int, ...]:
+        self.device(src)
+        self.device(dst)
+        if src == dst:
+            raise TopologyError(f"no route from {src!r} to itself")
+
+        def node_ok(node: str) -> bool:
+            return node in (src, dst) or self._device_by_name[node].kind in FORWARDING_KINDS
+
+        def edge_ok(a: str, b: str) -> bool:
+            return allowed is None or self.links[self.graph[a][b]["link"]].kind in allowed
+
+        view = nx.subgraph_view(self.graph, filter_node=node_ok, filter_edge=edge_ok)
+        try:
+            paths = list(nx.all_shortest_paths(view, src, dst))
+        except nx.NetworkXNoPath:
+            over = "any link" if allowed is None else f"link kinds {', '.join(sorted(allowed))}"
+            raise TopologyError(
+                f"topology {self.name!r} has no route from {src} to {dst} over {over}"
+            ) from None
+        routes = [self.links_between(p) for p in paths]
+        widest = max(min(self.links[i].bandwidth_Bps for i in r) for r in routes)
+        best = sorted(r for r in routes if min(self.links[i].bandwidth_Bps for i in r) == widest)
+        return best[zlib.crc32(f"{src}|{dst}".encode()) % len(best)]
+
+    # -- derived machines -------------------------------------------------
+    def with_overrides(
+        self, overrides: Mapping[str, tuple[float | None, float | None]], name: str | None = None
+    ) -> Topology:
+        """A copy whose links of the given kinds or families get new figures.
+
+        Unlike ``kind_overrides`` at construction, these replace figures that
+        links set themselves, e.g. to run the DGX-1 with NVLink at 18 GB/s.
+        """
+        kinds_matching(tuple(overrides))  # validates the names
+        links = []
+        for physical in self.physical_links:
+            family = LINK_KINDS[physical.kind].family
+            bandwidth_Bps, latency_s = physical.bandwidth_Bps, physical.latency_s
+            for key in (family, physical.kind):  # the kind wins over its family
+                if key in overrides:
+                    new_bw, new_lat = overrides[key]
+                    bandwidth_Bps = new_bw if new_bw is not None else bandwidth_Bps
+                    latency_s = new_lat if new_lat is not None else latency_s
+            links.append(replace(physical, bandwidth_Bps=bandwidth_Bps, latency_s=latency_s))
+        return Topology(
+            name=name or self.name,
+            devices=self.devices,
+            physical_links=links,
+            kind_overrides=self.kind_overrides,
+            description=self.description,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Topology({self.name!r}, {len(self.gpus)} GPUs, {len(self.devices)} devices, "
+            f"{len(self.physical_links)} physical links)"
+        )
+
+
+def _first(*values: float | None) -> float:
+    for value in values:
+        if value is not None:
+            return value
+    raise AssertionError("the catalogue always has a value")
+
+
+def _index_devices(devices: Sequence[Device], topology: str) -> dict[str, Device]:
+    by_name: dict[str, Device] = {}
+    for device in devices:
+        if device.name in by_name:
+            raise TopologyError(f"topology {topology!r}: device {device.name!r} is declared twice")
+        if device.kind not in DEVICE_KINDS:
+            raise TopologyError(
+                f"topology {topology!r}: device {device.name!r} has unknown kind "
+                f"{device.kind!r}; valid: {', '.join(DEVICE_KINDS)}"
+            )
+        by_name[device.name] = device
+    return by_name
+
+
+def _merge_bonds(links: Iterable[PhysicalLink]) -> tuple[PhysicalLink, ...]:
+    """Bond links declared more than once between the same pair of devices."""
+    merged: dict[tuple[str, str], PhysicalLink] = {}
+    for link in links:
+        key = (min(link.a, link.b), max(link.a, link.b))
+        previous = merged.get(key)
+        if previous is None:
+            merged[key] = link
+        elif (previous.kind, previous.bandwidth_Bps, previous.latency_s) == (
+            link.kind,
+            link.bandwidth_Bps,
+            link.latency_s,
+        ):
+            merged[key] = replace(previous, count=previous.count + link.count)
+        else:
+            raise TopologyError(
+                f"links {link.a}-{link.b} are declared twice with different kinds or figures; "
+                "bonded links must match (or give one link with count: N)"
+            )
+    return tuple(merged.values())

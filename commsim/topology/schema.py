@@ -1,0 +1,123 @@
+"""The YAML format of a machine description, as pydantic models.
+
+Example::
+
+    name: pcie_4gpu_switch
+    description: the textbook's 4-GPU box
+    link_kinds:                 # optional defaults per kind or family
+      pcie3_x16: {bandwidth: 16 GB/s, latency: 0 s}
+    devices:
+      - {name: cpu0, kind: cpu}
+      - {name: sw0, kind: pcie_switch}
+      - {name: gpu0, kind: gpu, model: V100}
+    links:
+      - {between: [gpu0, sw0], kind: pcie3_x16}
+      - {between: [gpu0, gpu1], kind: nvlink2, count: 2}   # NV2: a bonded pair
+
+Bandwidths are per single link and per direction; ``count`` bonds links.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
+
+from commsim.topology.linkkinds import LINK_KINDS, kinds_matching
+from commsim.topology.model import DEVICE_KINDS
+from commsim.units import format_bandwidth, format_time, parse_bandwidth, parse_time
+
+__all__ = ["Bandwidth", "DeviceSpec", "KindFigures", "LinkSpec", "Time", "TopologySpec"]
+
+
+def _bandwidth(value: Any) -> float:
+    return parse_bandwidth(value)
+
+
+def _time(value: Any) -> float:
+    return parse_time(value)
+
+
+def _exact(value: float, short: str, parse: Any, unit: str) -> str:
+    """``short`` if it reads back as exactly ``value``, else the float in base units."""
+    return short if parse(short) == value else f"{value!r} {unit}"
+
+
+Bandwidth = Annotated[
+    float,
+    BeforeValidator(_bandwidth),
+    PlainSerializer(
+        lambda v: _exact(v, format_bandwidth(v, digits=12), parse_bandwidth, "B/s"), return_type=str
+    ),
+    Field(json_schema_extra={"examples": ["16 GB/s", "100 Gbit/s"]}),
+]
+"""A bandwidth read from "16 GB/s" and friends, stored in bytes per second."""
+
+Time = Annotated[
+    float,
+    BeforeValidator(_time),
+    PlainSerializer(lambda v: _exact(v, format_time(v, digits=12), parse_time, "s"), return_type=str),
+    Field(json_schema_extra={"examples": ["5 us", "0 s"]}),
+]
+"""A duration read from "5 us" and friends, stored in seconds."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class KindFigures(_Strict):
+    """Default figures for one link kind or family inside one topology."""
+
+    bandwidth: Bandwidth | None = None
+    latency: Time | None = None
+
+
+class DeviceSpec(_Strict):
+    """One device. GPUs are ranked in the order they are listed."""
+
+    name: str
+    kind: str
+    box: int = Field(0, ge=0)
+    model: str | None = None
+    reduce_bandwidth: Bandwidth | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        if kind not in DEVICE_KINDS:
+            raise ValueError(f"unknown device kind {kind!r}; valid: {', '.join(DEVICE_KINDS)}")
+        return kind
+
+
+class LinkSpec(_Strict):
+    """One full-duplex link (or ``count`` bonded links) between two devices."""
+
+    between: tuple[str, str]
+    kind: str
+    count: int = Field(1, ge=1)
+    bandwidth: Bandwidth | None = None
+    latency: Time | None = None
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        if kind not in LINK_KINDS:
+            raise ValueError(f"unknown link kind {kind!r}; valid: {', '.join(sorted(LINK_KINDS))}")
+        return kind
+
+
+class TopologySpec(_Strict):
+    """A machine description file."""
+
+    name: str
+    description: str = ""
+    link_kinds: dict[str, KindFigures] = Field(default_factory=dict)
+    devices: list[DeviceSpec] = Field(min_length=1)
+    links: list[LinkSpec] = Field(default_factory=list)
+
+    @field_validator("link_kinds")
+    @classmethod
+    def _known_kinds(cls, value: dict[str, KindFigures]) -> dict[str, KindFigures]:
+        kinds_matching(tuple(value))
+        return value

@@ -1,0 +1,225 @@
+"""Quantities with units: sizes, bandwidths and times as SI floats.
+
+Inside commsim every quantity is a plain float in base SI units: bytes,
+seconds, bytes per second. Names carry the unit (``nbytes``, ``latency_s``,
+``bandwidth_Bps``). This module reads the strings people write ("160 MB",
+"16 GB/s", "100 Gbit/s", "5 us") and writes them back for display.
+
+Decimal prefixes are decimal (1 GB = 1e9 B), as NCCL, nccl-tests' GB/s and
+the textbooks use them; binary prefixes (KiB, MiB, GiB, TiB) are accepted
+for sizes. Bits are written ``bit``/``b`` (lower-case b), bytes ``B``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from commsim.errors import UnitError
+
+__all__ = [
+    "format_bandwidth",
+    "format_size",
+    "format_time",
+    "parse_bandwidth",
+    "parse_size",
+    "parse_time",
+]
+
+_DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+_BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+_TIME = {
+    "s": 1.0,
+    "sec": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ns": 1e-9,
+    "ps": 1e-12,
+    "min": 60.0,
+}
+
+_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+_SIZE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)?$")
+_BW_RE = re.compile(
+    _NUMBER
+    + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)(?:/s|ps)$"
+)
+_TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>s|sec|ms|us|µs|μs|ns|ps|min)$")
+
+SIZE_FORMS = "a number of bytes with an optional unit, e.g. '160 MB', '1 GiB', '4096', '512 KiB', '8 Gbit'"
+BANDWIDTH_FORMS = (
+    "a rate with a unit per second, e.g. '16 GB/s', '25 GB/s', '128 Gbit/s', '300 Gbps', '900 MiB/s'"
+)
+TIME_FORMS = "a duration with a unit, e.g. '5 us', '1.5 ms', '0 s', '200 ns'"
+
+
+def _prefix_factor(prefix: str) -> float:
+    return _BINARY[prefix] if prefix in _BINARY else _DECIMAL[prefix]
+
+
+def _check_value(value: float, text: object, what: str, forms: str) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise UnitError(f"{what} {text!r} must be a finite, non-negative quantity; expected {forms}")
+    return value
+
+
+def _number(value: object, what: str, forms: str) -> float | None:
+    """Return ``value`` as float when it is already a plain number."""
+    if isinstance(value, bool):
+        raise UnitError(f"{what} {value!r} is a boolean; expected {forms}")
+    if isinstance(value, (int, float)):
+        return _check_value(float(value), value, what, forms)
+    if not isinstance(value, str):
+        raise UnitError(f"{what} {value!r} is not a string or number; expected {forms}")
+    return None
+
+
+def parse_size(value: str | float | int) -> float:
+    """Read a data size and return it in bytes.
+
+    Parameters
+    ----------
+    value : str or number
+        "160 MB" (decimal, 1.6e8 B), "1 GiB" (2**30 B), "8 Gbit" (1e9 B), or a
+        plain number of bytes.
+
+    Returns
+    -------
+    float
+        Bytes.
+
+    Raises
+    ------
+    UnitError
+        If the string is not a size; the message lists the accepted forms.
+
+    Examples
+    --------
+    >>> parse_size("160 MB")
+    160000000.0
+    >>> parse_size("1 KiB")
+    1024.0
+    """
+    number = _number(value, "size", SIZE_FORMS)
+    if number is not None:
+        return number
+    assert isinstance(value, str)
+    match = _SIZE_RE.match(value.strip())
+    if match is None:
+        raise UnitError(f"cannot read size {value!r}; expected {SIZE_FORMS}")
+    factor = _prefix_factor(match["prefix"])
+    if match["unit"] in ("bit", "b"):
+        factor /= 8.0
+    return _check_value(float(match["num"]) * factor, value, "size", SIZE_FORMS)
+
+
+def parse_bandwidth(value: str | float | int) -> float:
+    """Read a bandwidth and return it in bytes per second.
+
+    Parameters
+    ----------
+    value : str or number
+        "16 GB/s" (1.6e10 B/s), "100 Gbit/s" or "100 Gbps" (1.25e10 B/s),
+        "900 MiB/s", or a plain number of bytes per second.
+
+    Returns
+    -------
+    float
+        Bytes per second.
+
+    Raises
+    ------
+    UnitError
+        If the string is not a bandwidth; the message lists the accepted forms.
+
+    Examples
+    --------
+    >>> parse_bandwidth("16 GB/s")
+    16000000000.0
+    >>> parse_bandwidth("100 Gbit/s")
+    12500000000.0
+    """
+    number = _number(value, "bandwidth", BANDWIDTH_FORMS)
+    if number is not None:
+        return number
+    assert isinstance(value, str)
+    match = _BW_RE.match(value.strip())
+    if match is None:
+        raise UnitError(f"cannot read bandwidth {value!r}; expected {BANDWIDTH_FORMS}")
+    factor = _prefix_factor(match["prefix"])
+    if match["unit"] in ("bit", "b"):
+        factor /= 8.0
+    return _check_value(float(match["num"]) * factor, value, "bandwidth", BANDWIDTH_FORMS)
+
+
+def parse_time(value: str | float | int) -> float:
+    """Read a duration and return it in seconds.
+
+    Parameters
+    ----------
+    value : str or number
+        "5 us", "1.5 ms", "200 ns", or a plain number of seconds.
+
+    Returns
+    -------
+    float
+        Seconds.
+
+    Raises
+    ------
+    UnitError
+        If the string is not a duration; the message lists the accepted forms.
+
+    Examples
+    --------
+    >>> parse_time("5 us")
+    5e-06
+    """
+    number = _number(value, "time", TIME_FORMS)
+    if number is not None:
+        return number
+    assert isinstance(value, str)
+    match = _TIME_RE.match(value.strip())
+    if match is None:
+        raise UnitError(f"cannot read time {value!r}; expected {TIME_FORMS}")
+    return _check_value(float(match["num"]) * _TIME[match["unit"]], value, "time", TIME_FORMS)
+
+
+def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
+    for factor, unit in steps:
+        if abs(value) >= factor:
+            return f"{value / factor:.{digits}g} {unit}"
+    factor, unit = steps[-1]
+    return f"{value / factor:.{digits}g} {unit}"
+
+
+def format_size(nbytes: float, digits: int = 4) -> str:
+    """Format bytes with a decimal prefix, e.g. ``160 MB``.
+
+    Sizes that are exact powers of two of at least 1 KiB are written with
+    binary prefixes (``1 GiB``), as nccl-tests' sizes usually are.
+    """
+    if nbytes >= 1024 and float(nbytes).is_integer():
+        as_int = int(nbytes)
+        if as_int & (as_int - 1) == 0:
+            for factor, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+                if as_int >= factor:
+                    return f"{as_int // factor} {unit}"
+    steps = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")]
+    return _scaled(nbytes, steps, digits)
+
+
+def format_bandwidth(bandwidth_Bps: float, digits: int = 4) -> str:
+    """Format bytes per second, e.g. ``16 GB/s``."""
+    steps = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")]
+    return _scaled(bandwidth_Bps, steps, digits)
+
+
+def format_time(time_s: float, digits: int = 4) -> str:
+    """Format seconds with the most readable unit, e.g. ``15 ms``."""
+    if time_s == 0:
+        return "0 s"
+    steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")]
+    return _scaled(time_s, steps, digits)
