@@ -1,0 +1,135 @@
+"""The Python API: one call from names and sizes to a :class:`Result`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from commsim.algorithms import Problem, make_algorithm
+from commsim.collectives import Collective, get_collective, needs_root
+from commsim.engine import replay
+from commsim.errors import AlgorithmError
+from commsim.results import Result, link_loads
+from commsim.topology.model import Topology
+from commsim.topology.resolve import get_topology
+from commsim.units import parse_bandwidth, parse_size, parse_time
+
+__all__ = ["parse_overrides", "run_scenario", "select_ranks", "simulate"]
+
+
+def parse_overrides(overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[float | None, float | None]]:
+    """``{kind: {bandwidth: "18 GB/s", latency: "0 s"}}`` to SI figures."""
+    parsed = {}
+    for kind, figures in overrides.items():
+        unknown = set(figures) - {"bandwidth", "latency"}
+        if unknown:
+            raise AlgorithmError(f"override of {kind!r}: unknown field(s) {sorted(unknown)}; valid: bandwidth, latency")
+        bandwidth = figures.get("bandwidth")
+        latency = figures.get("latency")
+        parsed[kind] = (
+            parse_bandwidth(bandwidth) if bandwidth is not None else None,
+            parse_time(latency) if latency is not None else None,
+        )
+    return parsed
+
+
+def select_ranks(topology: Topology, ranks: int | Sequence[str] | None) -> tuple[str, ...]:
+    """The participating GPUs: all, the first ``ranks``, or the named ones."""
+    gpus = topology.gpus
+    if ranks is None:
+        return tuple(gpus)
+    if isinstance(ranks, int):
+        if not 2 <= ranks <= len(gpus):
+            raise AlgorithmError(f"ranks={ranks} but topology {topology.name!r} has {len(gpus)} GPUs (need 2..{len(gpus)})")
+        return tuple(gpus[:ranks])
+    missing = [r for r in ranks if r not in gpus]
+    if missing:
+        raise AlgorithmError(f"ranks {missing} are not GPUs of topology {topology.name!r}; GPUs: {', '.join(gpus)}")
+    if len(set(ranks)) != len(ranks):
+        raise AlgorithmError(f"ranks {list(ranks)} name a GPU twice")
+    return tuple(ranks)
+
+
+def simulate(
+    topology: str | Topology,
+    algorithm: str,
+    collective: str | Collective = "all_reduce",
+    size: str | float = "160 MB",
+    *,
+    params: Mapping[str, Any] | None = None,
+    ranks: int | Sequence[str] | None = None,
+    root: int = 0,
+    label: str | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    verify: bool = False,
+    gpus: int | None = None,
+) -> Result:
+    """Simulate one collective and return its :class:`Result`.
+
+    Parameters
+    ----------
+    topology : str or Topology
+        A shipped name (``"dgx1_v100"``), a builder name (``"ring"`` with
+        ``gpus=``), a YAML path, or a Topology.
+    algorithm : str
+        A registered algorithm name (``commsim algos`` lists them).
+    collective : str
+        ``"all_reduce"`` etc.
+    size : str or float
+        nccl-tests size, e.g. ``"160 MB"`` or bytes.
+    params : mapping, optional
+        Algorithm parameters.
+    ranks : int or list of str, optional
+        Participating GPUs (default all).
+    root : int
+        Root rank for rooted collectives.
+    overrides : mapping, optional
+        Per link kind or family: ``{"nvlink": {"bandwidth": "18 GB/s"}}``.
+    verify : bool
+        Also prove the schedule correct symbolically (slower).
+
+    Examples
+    --------
+    >>> r = simulate("pcie_4gpu_switch", "sharded_parameter_server", size="160 MB")
+    >>> round(r.time_s * 1e3, 6)
+    15.0
+    """
+    topo = topology if isinstance(topology, Topology) else get_topology(topology, gpus=gpus)
+    if overrides:
+        topo = topo.with_overrides(parse_overrides(overrides))
+    coll = get_collective(collective)
+    problem = Problem(topo, select_ranks(topo, ranks), coll, parse_size(size), root)
+    if needs_root(coll) and not 0 <= root < problem.n:
+        raise AlgorithmError(f"root {root} is outside 0..{problem.n - 1}")
+    algo = make_algorithm(algorithm, dict(params or {}))
+    schedule = algo.plan(problem)
+    if verify:
+        schedule.verify()
+    record = replay(schedule, topo)
+    return Result(
+        label=label or algorithm, algorithm=algorithm, collective=coll, topology=topo.name,
+        ranks=problem.n, nbytes=problem.nbytes, time_s=record.makespan_s,
+        links=link_loads(topo, record), analytic_time_s=algo.analytic_time(problem),
+        params=dict(params or {}), record=record, schedule=schedule,
+    )
+
+
+def run_scenario(loaded: Any, verify: bool = False) -> list[Result]:
+    """Every (algorithm, size) of a loaded scenario, algorithms outer, sizes inner.
+
+    Parameters
+    ----------
+    loaded : commsim.config.LoadedScenario
+    verify : bool
+        Also prove every schedule correct symbolically.
+    """
+    scenario = loaded.scenario
+    results = []
+    for entry in scenario.algorithms:
+        for nbytes in loaded.sizes_nbytes:
+            results.append(simulate(
+                loaded.topology, entry.algorithm, loaded.collective, nbytes,
+                params=entry.params, ranks=scenario.ranks, root=scenario.root,
+                label=entry.label or entry.algorithm, verify=verify,
+            ))
+    return results

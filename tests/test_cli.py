@@ -1,0 +1,120 @@
+"""The command line: tables, JSON, CSV, and clear errors with exit code 2."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "scenarios" / "pcie_4gpu_sync_strategies.yaml"
+
+
+def commsim(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "commsim.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def test_run_scenario_prints_the_table() -> None:
+    """SEED_FACTS.md section 1: the table shows 60, 80 and 15 ms with bottlenecks."""
+    proc = commsim("run", str(SCENARIO))
+    assert proc.returncode == 0, proc.stderr
+    lines = {line.split("│")[1].strip(): line for line in proc.stdout.splitlines() if line.count("│") > 3}
+    assert "60 ms" in lines["aggregate on one GPU"]
+    assert "80 ms" in lines["aggregate on the CPU"]
+    assert "15 ms" in lines["sharded over the 4 GPUs"]
+    assert "gpu0->pcie_switch0 50%" in lines["aggregate on one GPU"]
+
+
+def test_run_json_records() -> None:
+    proc = commsim("run", str(SCENARIO), "--json")
+    assert proc.returncode == 0, proc.stderr
+    records = json.loads(proc.stdout)
+    assert [r["label"] for r in records] == [
+        "aggregate on one GPU", "aggregate on the CPU", "sharded over the 4 GPUs", "chunked ring"]
+    keys = {"label", "algorithm", "collective", "topology", "ranks", "nbytes", "time_s",
+            "algbw_Bps", "busbw_Bps", "bottleneck"}
+    assert keys <= set(records[0])
+    assert records[1]["time_s"] == pytest.approx(0.080, rel=1e-9)
+    assert records[2]["busbw_Bps"] == pytest.approx(16e9, rel=1e-9)  # 160 MB/15 ms x 1.5
+    assert records[0]["bottleneck"][0]["link"] == "gpu0->pcie_switch0"
+
+
+def test_run_from_flags_csv() -> None:
+    proc = commsim("run", "--topology", "ring", "--gpus", "4", "--algorithm", "ring",
+                   "--size", "1 MB", "--size", "2 MB", "--csv")
+    assert proc.returncode == 0, proc.stderr
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert [float(r["nbytes"]) for r in rows] == [1e6, 2e6]
+    assert float(rows[1]["time_s"]) > float(rows[0]["time_s"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--topology", "nope", "--algorithm", "ring"], "unknown topology 'nope'; valid: dgx1_p100"),
+        (["run", "--topology", "pcie_4gpu_switch", "--algorithm", "magic"], "unknown algorithm 'magic'; valid:"),
+        (["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "--size", "12 parsecs"],
+         "cannot read size '12 parsecs'"),
+        (["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "--collective", "all_scream"],
+         "unknown collective 'all_scream'"),
+        (["run", "does_not_exist.yaml"], "cannot read does_not_exist.yaml"),
+        (["run"], "give a scenario file, or --topology and --algorithm"),
+    ],
+)
+def test_errors_exit_2_without_traceback(args: list[str], message: str) -> None:
+    proc = commsim(*args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert message in " ".join(proc.stderr.split())
+
+
+def test_scenario_yaml_error_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: x\ntopology: pcie_4gpu_switch\nsizes: [160 MB]\n"
+        "algorithms:\n  - algorithm: ring\n  - algorithm: rnig\n",
+        encoding="utf-8",
+    )
+    proc = commsim("run", str(bad))
+    assert proc.returncode == 2
+    text = " ".join(proc.stderr.split())
+    assert f"{bad}:6:" in text and "unknown algorithm 'rnig'" in text
+
+
+def test_bad_size_in_scenario_points_at_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntopology: pcie_4gpu_switch\nsizes:\n  - 160 MB\n  - 12 parsecs\n"
+                   "algorithms: [{algorithm: ring}]\n", encoding="utf-8")
+    proc = commsim("run", str(bad))
+    assert proc.returncode == 2
+    assert f"{bad}:5:" in proc.stderr.replace("\n", "") and "12 parsecs" in proc.stderr
+
+
+def test_scenario_with_unknown_field_and_override(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\ntopology: pcie_4gpu_switch\nsizes: [1 MB]\nalgorithms: [{algorithm: ring}]\n"
+                   "overrides: {warp_drive: {bandwidth: 1 GB/s}}\n", encoding="utf-8")
+    proc = commsim("run", str(bad))
+    assert proc.returncode == 2
+    assert "warp_drive" in proc.stderr and "valid:" in proc.stderr
+
+
+def test_topology_subcommands() -> None:
+    listing = commsim("topo", "list")
+    assert listing.returncode == 0
+    for name in ("pcie_4gpu_switch", "dgx1_p100", "dgx1_v100", "fully_connected_4", "ring (builder)"):
+        assert name in listing.stdout
+    shown = commsim("topo", "show", "dgx1_v100")
+    assert shown.returncode == 0 and "gpu0 <-> gpu3" in shown.stdout and "50 GB/s" in shown.stdout
+    schema = json.loads(commsim("topo", "schema").stdout)
+    assert "devices" in schema["properties"]
+    algos = commsim("algos")
+    assert algos.returncode == 0
+    for name in ("parameter_server", "sharded_parameter_server", "ring", "naive_ring"):
+        assert name in algos.stdout
