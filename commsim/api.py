@@ -17,13 +17,17 @@ from commsim.units import parse_bandwidth, parse_size, parse_time
 __all__ = ["parse_overrides", "run_scenario", "select_ranks", "simulate"]
 
 
-def parse_overrides(overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[float | None, float | None]]:
+def parse_overrides(
+    overrides: Mapping[str, Mapping[str, Any]],
+) -> dict[str, tuple[float | None, float | None]]:
     """``{kind: {bandwidth: "18 GB/s", latency: "0 s"}}`` to SI figures."""
     parsed = {}
     for kind, figures in overrides.items():
         unknown = set(figures) - {"bandwidth", "latency"}
         if unknown:
-            raise AlgorithmError(f"override of {kind!r}: unknown field(s) {sorted(unknown)}; valid: bandwidth, latency")
+            raise AlgorithmError(
+                f"override of {kind!r}: unknown field(s) {sorted(unknown)}; valid: bandwidth, latency"
+            )
         bandwidth = figures.get("bandwidth")
         latency = figures.get("latency")
         parsed[kind] = (
@@ -40,11 +44,15 @@ def select_ranks(topology: Topology, ranks: int | Sequence[str] | None) -> tuple
         return tuple(gpus)
     if isinstance(ranks, int):
         if not 2 <= ranks <= len(gpus):
-            raise AlgorithmError(f"ranks={ranks} but topology {topology.name!r} has {len(gpus)} GPUs (need 2..{len(gpus)})")
+            raise AlgorithmError(
+                f"ranks={ranks} but topology {topology.name!r} has {len(gpus)} GPUs (need 2..{len(gpus)})"
+            )
         return tuple(gpus[:ranks])
     missing = [r for r in ranks if r not in gpus]
     if missing:
-        raise AlgorithmError(f"ranks {missing} are not GPUs of topology {topology.name!r}; GPUs: {', '.join(gpus)}")
+        raise AlgorithmError(
+            f"ranks {missing} are not GPUs of topology {topology.name!r}; GPUs: {', '.join(gpus)}"
+        )
     if len(set(ranks)) != len(ranks):
         raise AlgorithmError(f"ranks {list(ranks)} name a GPU twice")
     return tuple(ranks)
@@ -107,10 +115,18 @@ def simulate(
         schedule.verify()
     record = replay(schedule, topo)
     return Result(
-        label=label or algorithm, algorithm=algorithm, collective=coll, topology=topo.name,
-        ranks=problem.n, nbytes=problem.nbytes, time_s=record.makespan_s,
-        links=link_loads(topo, record), analytic_time_s=algo.analytic_time(problem),
-        params=dict(params or {}), record=record, schedule=schedule,
+        label=label or algorithm,
+        algorithm=algorithm,
+        collective=coll,
+        topology=topo.name,
+        ranks=problem.n,
+        nbytes=problem.nbytes,
+        time_s=record.makespan_s,
+        links=link_loads(topo, record),
+        analytic_time_s=algo.analytic_time(problem),
+        params=dict(params or {}),
+        record=record,
+        schedule=schedule,
     )
 
 
@@ -127,9 +143,17 @@ def run_scenario(loaded: Any, verify: bool = False) -> list[Result]:
     results = []
     for entry in scenario.algorithms:
         for nbytes in loaded.sizes_nbytes:
-            results.append(simulate(
-                loaded.topology, entry.algorithm, loaded.collective, nbytes,
-                params=entry.params, ranks=scenario.ranks, root=scenario.root,
-                label=entry.label or entry.algorithm, verify=verify,
-            ))
+            results.append(
+                simulate(
+                    loaded.topology,
+                    entry.algorithm,
+                    loaded.collective,
+                    nbytes,
+                    params=entry.params,
+                    ranks=scenario.ranks,
+                    root=scenario.root,
+                    label=entry.label or entry.algorithm,
+                    verify=verify,
+                )
+            )
     return results

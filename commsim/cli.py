@@ -16,8 +16,11 @@ from rich.table import Table
 
 from commsim.errors import CommsimError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Predict and explain the time of collective communication on GPU machines.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Predict and explain the time of collective communication on GPU machines.",
+)
 topo_app = typer.Typer(no_args_is_help=True, help="List, show and describe machine topologies.")
 app.add_typer(topo_app, name="topo")
 
@@ -49,6 +52,7 @@ def run(
 
     if json_out and csv_out:
         _fail("choose one of --json and --csv")
+    title: str | None = None
     if scenario is not None:
         if topology or algorithm or size:
             _fail("give a scenario file or --topology/--algorithm/--size flags, not both")
@@ -60,8 +64,9 @@ def run(
             _fail("give a scenario file, or --topology and --algorithm (and --size)")
         assert topology is not None and algorithm is not None
         sizes = size or ["160 MB"]
-        results = [simulate(topology, a, collective, s, gpus=gpus, verify=verify)
-                   for a in algorithm for s in sizes]
+        results = [
+            simulate(topology, a, collective, s, gpus=gpus, verify=verify) for a in algorithm for s in sizes
+        ]
         title = f"{collective} on {results[0].topology}" if results else None
     if json_out:
         print(results_json(results))
@@ -81,8 +86,12 @@ def algos() -> None:
         table.add_column(column)
     for name in algorithm_names():
         cls = get_algorithm(name)
-        table.add_row(name, ", ".join(sorted(c.value for c in cls.collectives)),
-                      ", ".join(cls.Params.model_fields) or "-", cls.summary)
+        table.add_row(
+            name,
+            ", ".join(sorted(c.value for c in cls.collectives)),
+            ", ".join(cls.Params.model_fields) or "-",
+            cls.summary,
+        )
     out.print(table)
 
 
@@ -126,8 +135,13 @@ def topo_show(
     from commsim.units import format_bandwidth, format_time
 
     for link in topo.links[::2]:
-        table.add_row(f"{link.src} <-> {link.dst}", link.kind, str(link.count),
-                      format_bandwidth(link.bandwidth_Bps), format_time(link.latency_s))
+        table.add_row(
+            f"{link.src} <-> {link.dst}",
+            link.kind,
+            str(link.count),
+            format_bandwidth(link.bandwidth_Bps),
+            format_time(link.latency_s),
+        )
     out.print(table)
 
 

@@ -39,7 +39,7 @@ _ALIASES = {
 }
 
 
-def get_collective(name: "str | Collective") -> Collective:
+def get_collective(name: str | Collective) -> Collective:
     """The collective called ``name`` (``all_reduce``, ``allreduce``, ``all-reduce`` ...).
 
     Raises

@@ -117,7 +117,6 @@ class Scenario(_Strict):
     def _collective(cls, value: str) -> str:
         return get_collective(value).value
 
-
     @field_validator("overrides")
     @classmethod
     def _overrides(cls, value: dict[str, dict[str, str | float]]) -> dict[str, dict[str, str | float]]:
@@ -186,8 +185,11 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     topology = _build_topology(scenario, node, source, base or Path.cwd())
     return LoadedScenario(
-        scenario=scenario, topology=topology, collective=get_collective(scenario.collective),
-        sizes_nbytes=[parse_size(s) for s in scenario.sizes], source=source,
+        scenario=scenario,
+        topology=topology,
+        collective=get_collective(scenario.collective),
+        sizes_nbytes=[parse_size(s) for s in scenario.sizes],
+        source=source,
     )
 
 

@@ -50,7 +50,7 @@ class UnknownNameError(CommsimError, KeyError):
         The names that would have been accepted.
     """
 
-    def __init__(self, what: str, name: str, valid: "list[str] | tuple[str, ...]") -> None:
+    def __init__(self, what: str, name: str, valid: list[str] | tuple[str, ...]) -> None:
         self.what = what
         self.name = name
         self.valid = sorted(valid)

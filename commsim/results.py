@@ -61,11 +61,16 @@ def link_loads(topology: Topology, record: ReplayRecord) -> list[LinkLoad]:
         if record.link_bytes[i] <= 0:
             continue
         link = topology.links[i]
-        loads.append(LinkLoad(
-            link=link.name, kind=link.kind, nbytes=float(record.link_bytes[i]),
-            busy_s=float(busy[i]), active_s=float(record.link_busy_s[i]),
-            utilisation=float(busy[i] / makespan) if makespan > 0 else 0.0,
-        ))
+        loads.append(
+            LinkLoad(
+                link=link.name,
+                kind=link.kind,
+                nbytes=float(record.link_bytes[i]),
+                busy_s=float(busy[i]),
+                active_s=float(record.link_busy_s[i]),
+                utilisation=float(busy[i] / makespan) if makespan > 0 else 0.0,
+            )
+        )
     return loads
 
 

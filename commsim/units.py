@@ -42,10 +42,7 @@ _TIME = {
 
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 _SIZE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)?$")
-_BW_RE = re.compile(
-    _NUMBER
-    + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)(?:/s|ps)$"
-)
+_BW_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)(?:/s|ps)$")
 _TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>s|sec|ms|us|µs|μs|ns|ps|min)$")
 
 SIZE_FORMS = "a number of bytes with an optional unit, e.g. '160 MB', '1 GiB', '4096', '512 KiB', '8 Gbit'"

@@ -170,8 +170,9 @@ def _check_races(schedule: Schedule, order: NDArray[np.int64]) -> None:
         _check_buffer(schedule, device, chunk, ops, ancestors)
 
 
-def _check_buffer(schedule: Schedule, device: int, chunk: int, ops: list[tuple[int, str]],
-                  ancestors: list[int]) -> None:
+def _check_buffer(
+    schedule: Schedule, device: int, chunk: int, ops: list[tuple[int, str]], ancestors: list[int]
+) -> None:
     for i, (a, mode_a) in enumerate(ops):
         for b, mode_b in ops[i + 1 :]:
             if a == b or {mode_a, mode_b} <= {"read"} or (mode_a == mode_b == "add"):

@@ -64,9 +64,8 @@ def _child(node: yaml.Node | None, part: int | str) -> yaml.Node | None:
         for key, value in node.value:
             if key.value == str(part):
                 return value
-    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-        if 0 <= part < len(node.value):
-            return node.value[part]
+    elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        return node.value[part]
     return None
 
 
@@ -90,9 +89,7 @@ def validation_message(
     return "\n".join(lines)
 
 
-def load_yaml_model(
-    model: type[Model], text: str, source: str, error: type[CommsimError]
-) -> Model:
+def load_yaml_model(model: type[Model], text: str, source: str, error: type[CommsimError]) -> Model:
     """Parse and validate a YAML document as a pydantic model.
 
     Raises

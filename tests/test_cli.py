@@ -16,8 +16,9 @@ SCENARIO = ROOT / "scenarios" / "pcie_4gpu_sync_strategies.yaml"
 
 
 def commsim(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "commsim.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "commsim.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def test_run_scenario_prints_the_table() -> None:
@@ -36,9 +37,23 @@ def test_run_json_records() -> None:
     assert proc.returncode == 0, proc.stderr
     records = json.loads(proc.stdout)
     assert [r["label"] for r in records] == [
-        "aggregate on one GPU", "aggregate on the CPU", "sharded over the 4 GPUs", "chunked ring"]
-    keys = {"label", "algorithm", "collective", "topology", "ranks", "nbytes", "time_s",
-            "algbw_Bps", "busbw_Bps", "bottleneck"}
+        "aggregate on one GPU",
+        "aggregate on the CPU",
+        "sharded over the 4 GPUs",
+        "chunked ring",
+    ]
+    keys = {
+        "label",
+        "algorithm",
+        "collective",
+        "topology",
+        "ranks",
+        "nbytes",
+        "time_s",
+        "algbw_Bps",
+        "busbw_Bps",
+        "bottleneck",
+    }
     assert keys <= set(records[0])
     assert records[1]["time_s"] == pytest.approx(0.080, rel=1e-9)
     assert records[2]["busbw_Bps"] == pytest.approx(16e9, rel=1e-9)  # 160 MB/15 ms x 1.5
@@ -46,8 +61,20 @@ def test_run_json_records() -> None:
 
 
 def test_run_from_flags_csv() -> None:
-    proc = commsim("run", "--topology", "ring", "--gpus", "4", "--algorithm", "ring",
-                   "--size", "1 MB", "--size", "2 MB", "--csv")
+    proc = commsim(
+        "run",
+        "--topology",
+        "ring",
+        "--gpus",
+        "4",
+        "--algorithm",
+        "ring",
+        "--size",
+        "1 MB",
+        "--size",
+        "2 MB",
+        "--csv",
+    )
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     assert [float(r["nbytes"]) for r in rows] == [1e6, 2e6]
@@ -57,12 +84,19 @@ def test_run_from_flags_csv() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["run", "--topology", "nope", "--algorithm", "ring"], "unknown topology 'nope'; valid: dgx1_p100"),
-        (["run", "--topology", "pcie_4gpu_switch", "--algorithm", "magic"], "unknown algorithm 'magic'; valid:"),
-        (["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "--size", "12 parsecs"],
-         "cannot read size '12 parsecs'"),
-        (["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "--collective", "all_scream"],
-         "unknown collective 'all_scream'"),
+        (["run", "--topology", "nope", "--algorithm", "ring"], "unknown topology 'nope'; valid: "),
+        (
+            ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "magic"],
+            "unknown algorithm 'magic'; valid:",
+        ),
+        (
+            ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "--size", "12 parsecs"],
+            "cannot read size '12 parsecs'",
+        ),
+        (
+            ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "--collective", "all_scream"],
+            "unknown collective 'all_scream'",
+        ),
         (["run", "does_not_exist.yaml"], "cannot read does_not_exist.yaml"),
         (["run"], "give a scenario file, or --topology and --algorithm"),
     ],
@@ -72,6 +106,8 @@ def test_errors_exit_2_without_traceback(args: list[str], message: str) -> None:
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     assert message in " ".join(proc.stderr.split())
+    if "topology" in message:
+        assert "dgx1_v100" in proc.stderr and "pcie_4gpu_switch" in proc.stderr
 
 
 def test_scenario_yaml_error_names_file_and_line(tmp_path: Path) -> None:
@@ -89,8 +125,11 @@ def test_scenario_yaml_error_names_file_and_line(tmp_path: Path) -> None:
 
 def test_bad_size_in_scenario_points_at_its_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("name: x\ntopology: pcie_4gpu_switch\nsizes:\n  - 160 MB\n  - 12 parsecs\n"
-                   "algorithms: [{algorithm: ring}]\n", encoding="utf-8")
+    bad.write_text(
+        "name: x\ntopology: pcie_4gpu_switch\nsizes:\n  - 160 MB\n  - 12 parsecs\n"
+        "algorithms: [{algorithm: ring}]\n",
+        encoding="utf-8",
+    )
     proc = commsim("run", str(bad))
     assert proc.returncode == 2
     assert f"{bad}:5:" in proc.stderr.replace("\n", "") and "12 parsecs" in proc.stderr
@@ -98,8 +137,11 @@ def test_bad_size_in_scenario_points_at_its_line(tmp_path: Path) -> None:
 
 def test_scenario_with_unknown_field_and_override(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("name: x\ntopology: pcie_4gpu_switch\nsizes: [1 MB]\nalgorithms: [{algorithm: ring}]\n"
-                   "overrides: {warp_drive: {bandwidth: 1 GB/s}}\n", encoding="utf-8")
+    bad.write_text(
+        "name: x\ntopology: pcie_4gpu_switch\nsizes: [1 MB]\nalgorithms: [{algorithm: ring}]\n"
+        "overrides: {warp_drive: {bandwidth: 1 GB/s}}\n",
+        encoding="utf-8",
+    )
     proc = commsim("run", str(bad))
     assert proc.returncode == 2
     assert "warp_drive" in proc.stderr and "valid:" in proc.stderr

@@ -1,6 +1,15 @@
 """Collective algorithms: each plans a Schedule; a registry finds them by name."""
 
-from commsim.algorithms import parameter_server, ring  # noqa: F401  (registers built-ins)
+from commsim.algorithms import (  # noqa: F401  (registers built-ins)
+    direct,
+    halving_doubling,
+    hybrid,
+    multi_ring,
+    parameter_server,
+    ring,
+    tree,
+    tree_packing,
+)
 from commsim.algorithms.base import Algorithm, NoParams, Params, Problem
 from commsim.algorithms.registry import (
     ENTRY_POINT_GROUP,

@@ -13,7 +13,7 @@ from commsim.errors import AlgorithmError
 from commsim.schedule import Schedule
 from commsim.topology.model import Topology
 
-__all__ = ["Algorithm", "NoParams", "Problem", "Params"]
+__all__ = ["Algorithm", "NoParams", "Params", "Problem"]
 
 
 class Params(pydantic.BaseModel):
@@ -24,6 +24,9 @@ class Params(pydantic.BaseModel):
 
 class NoParams(Params):
     """For algorithms without parameters."""
+
+
+_ParamsModel = Params
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,9 @@ class Problem:
         nccl-tests size convention (see :mod:`commsim.collectives`).
     root : int
         Root rank index for rooted collectives.
+    kinds : tuple of str or None
+        Link kinds or families routes may use (None: all); set by
+        compositions such as ``hybrid`` that give each part its own links.
     """
 
     topology: Topology
@@ -47,6 +53,7 @@ class Problem:
     collective: Collective
     nbytes: float
     root: int = 0
+    kinds: tuple[str, ...] | None = None
 
     @property
     def n(self) -> int:
@@ -75,10 +82,11 @@ class Algorithm:
     summary: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     collectives: ClassVar[frozenset[Collective]] = frozenset()
-    Params: ClassVar[type[Params]] = NoParams
+    Params: ClassVar[type[_ParamsModel]] = NoParams
 
-    def __init__(self, params: Params | dict[str, Any] | None = None) -> None:
-        if isinstance(params, Params):
+    def __init__(self, params: _ParamsModel | dict[str, Any] | None = None) -> None:
+        self.params: _ParamsModel
+        if isinstance(params, _ParamsModel):
             self.params = params
         else:
             try:
@@ -111,8 +119,9 @@ class Algorithm:
         return None
 
 
-def route_figures(topology: Topology, src: str, dst: str,
-                  kinds: Sequence[str] | None = None) -> tuple[float, float]:
+def route_figures(
+    topology: Topology, src: str, dst: str, kinds: Sequence[str] | None = None
+) -> tuple[float, float]:
     """(latency_s, bottleneck bandwidth_Bps) of the route from ``src`` to ``dst``."""
     links = [topology.links[i] for i in topology.route(src, dst, kinds)]
     return sum(link.latency_s for link in links), min(link.bandwidth_Bps for link in links)

@@ -35,13 +35,15 @@ def resolve_device(problem: Problem, spec: str | int, what: str) -> str:
     if not topology.has_device(spec):
         names = ", ".join(d.name for d in topology.devices)
         raise AlgorithmError(
-            f"{what} {spec!r} is not a device of topology {topology.name!r}; use a rank index, 'cpu', or one of: {names}"
+            f"{what} {spec!r} is not a device of topology {topology.name!r}; "
+            f"use a rank index, 'cpu', or one of: {names}"
         )
     return spec
 
 
-def phase_time(topology: Topology, sends: Iterable[tuple[str, str, float]],
-               kinds: Sequence[str] | None = None) -> float:
+def phase_time(
+    topology: Topology, sends: Iterable[tuple[str, str, float]], kinds: Sequence[str] | None = None
+) -> float:
     """Time of sends that all start together: worst path latency + busiest link's load.
 
     The load bound ``bytes / capacity`` of the busiest directed link is the

@@ -39,8 +39,9 @@ def _plan_servers(problem: Problem, servers: list[str]) -> Schedule:
     builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
     chunks = builder.split(problem.nbytes, len(servers))
     for chunk, server in zip(chunks, servers):
-        pushes = [builder.send(rank, server, chunk, reduce=True, step=0)
-                  for rank in problem.ranks if rank != server]
+        pushes = [
+            builder.send(rank, server, chunk, reduce=True, step=0) for rank in problem.ranks if rank != server
+        ]
         for rank in problem.ranks:
             if rank != server:
                 builder.send(server, rank, chunk, deps=pushes, step=1)
@@ -112,7 +113,9 @@ class ShardedParameterServer(Algorithm):
         else:
             count = self.params.shards or problem.n
             if count > problem.n:
-                raise AlgorithmError(f"shards={count} but only {problem.n} ranks; give 'servers' to use other devices")
+                raise AlgorithmError(
+                    f"shards={count} but only {problem.n} ranks; give 'servers' to use other devices"
+                )
             servers = list(problem.ranks[:count])
         if len(set(servers)) != len(servers):
             raise AlgorithmError(f"sharded_parameter_server: a server is listed twice in {servers}")

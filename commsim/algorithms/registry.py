@@ -41,9 +41,13 @@ def _load_plugins() -> None:
         try:
             cls = entry.load()
         except Exception as exc:  # a broken plugin must not break commsim
-            raise AlgorithmError(f"algorithm plugin {entry.name!r} ({entry.value}) failed to load: {exc}") from exc
+            raise AlgorithmError(
+                f"algorithm plugin {entry.name!r} ({entry.value}) failed to load: {exc}"
+            ) from exc
         if not (isinstance(cls, type) and issubclass(cls, Algorithm)):
-            raise AlgorithmError(f"algorithm plugin {entry.name!r} ({entry.value}) is not an Algorithm subclass")
+            raise AlgorithmError(
+                f"algorithm plugin {entry.name!r} ({entry.value}) is not an Algorithm subclass"
+            )
         if not cls.name:
             cls.name = entry.name
         register(cls)

@@ -14,8 +14,19 @@ from commsim.units import format_bandwidth, format_size, format_time
 
 __all__ = ["results_csv", "results_json", "results_table"]
 
-_CSV_FIELDS = ["label", "algorithm", "collective", "topology", "ranks", "nbytes", "time_s",
-               "algbw_Bps", "busbw_Bps", "analytic_time_s", "bottleneck"]
+_CSV_FIELDS = [
+    "label",
+    "algorithm",
+    "collective",
+    "topology",
+    "ranks",
+    "nbytes",
+    "time_s",
+    "algbw_Bps",
+    "busbw_Bps",
+    "analytic_time_s",
+    "bottleneck",
+]
 
 
 def _bottleneck_text(result: Result, most: int = 2) -> str:
@@ -29,13 +40,26 @@ def _bottleneck_text(result: Result, most: int = 2) -> str:
 def results_table(results: Sequence[Result], title: str | None = None) -> Table:
     """A rich table: one row per (algorithm, size), with the bottleneck named."""
     table = Table(title=title, title_justify="left")
-    for name, justify in (("strategy", "left"), ("algorithm", "left"), ("size", "right"),
-                          ("time", "right"), ("algbw", "right"), ("busbw", "right"),
-                          ("bottleneck", "left")):
+    for name, justify in (
+        ("strategy", "left"),
+        ("algorithm", "left"),
+        ("size", "right"),
+        ("time", "right"),
+        ("algbw", "right"),
+        ("busbw", "right"),
+        ("bottleneck", "left"),
+    ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for r in results:
-        table.add_row(r.label, r.algorithm, format_size(r.nbytes), format_time(r.time_s),
-                      format_bandwidth(r.algbw_Bps), format_bandwidth(r.busbw_Bps), _bottleneck_text(r))
+        table.add_row(
+            r.label,
+            r.algorithm,
+            format_size(r.nbytes),
+            format_time(r.time_s),
+            format_bandwidth(r.algbw_Bps),
+            format_bandwidth(r.busbw_Bps),
+            _bottleneck_text(r),
+        )
     return table
 
 

@@ -40,12 +40,9 @@ def shipped_topologies() -> dict[str, Path]:
 
 def from_spec(spec: TopologySpec) -> Topology:
     """Build a :class:`Topology` from a validated spec."""
-    devices = [
-        Device(d.name, d.kind, d.box, d.model, d.reduce_bandwidth) for d in spec.devices
-    ]
+    devices = [Device(d.name, d.kind, d.box, d.model, d.reduce_bandwidth) for d in spec.devices]
     links = [
-        PhysicalLink(l.between[0], l.between[1], l.kind, l.count, l.bandwidth, l.latency)
-        for l in spec.links
+        PhysicalLink(l.between[0], l.between[1], l.kind, l.count, l.bandwidth, l.latency) for l in spec.links
     ]
     overrides = {k: (f.bandwidth, f.latency) for k, f in spec.link_kinds.items()}
     return Topology(spec.name, devices, links, overrides, spec.description)

@@ -221,7 +221,9 @@ class Topology:
         try:
             return self._device_by_name[name]
         except KeyError:
-            raise UnknownNameError(f"device of topology {self.name!r}", name, list(self._device_by_name)) from None
+            raise UnknownNameError(
+                f"device of topology {self.name!r}", name, list(self._device_by_name)
+            ) from None
 
     def has_device(self, name: str) -> bool:
         """Whether a device called ``name`` exists."""
