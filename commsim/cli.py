@@ -48,7 +48,7 @@ def run(
     """Simulate a scenario file, or one built from flags, and print the results."""
     from commsim.api import run_scenario, simulate
     from commsim.config import load_scenario
-    from commsim.report import results_csv, results_json, results_table
+    from commsim.report import results_csv, results_json, results_table, winners_table
 
     if json_out and csv_out:
         _fail("choose one of --json and --csv")
@@ -74,6 +74,42 @@ def run(
         sys.stdout.write(results_csv(results))
     else:
         out.print(results_table(results, title=title))
+        if len({r.label for r in results}) > 1 and len({r.nbytes for r in results}) > 1:
+            out.print(winners_table(results))
+
+
+@app.command()
+def recommend(
+    topology: Annotated[str, typer.Option(help="Topology name, builder or YAML path.")],
+    collective: Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")] = "all_reduce",
+    size: Annotated[str, typer.Option(help="Message size, e.g. '160 MB'.")] = "160 MB",
+    gpus: Annotated[int | None, typer.Option(help="GPU count for builders.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Rank every applicable algorithm for one case and say why the winner wins."""
+    import json
+
+    from commsim.recommend import recommend as rank
+    from commsim.report import results_table
+    from commsim.topology import get_topology
+
+    ranking = rank(get_topology(topology, gpus=gpus), collective, size)
+    if json_out:
+        print(
+            json.dumps(
+                {
+                    "ranking": [r.to_record() for r in ranking.results],
+                    "not_applicable": ranking.not_applicable,
+                    "explanation": ranking.explanation(),
+                },
+                indent=2,
+            )
+        )
+        return
+    out.print(results_table(ranking.results, title=f"{collective} of {size} on {topology}, fastest first"))
+    out.print(ranking.explanation())
+    for name, reason in ranking.not_applicable.items():
+        out.print(f"  not applicable: {name}: {reason}", highlight=False)
 
 
 @app.command()

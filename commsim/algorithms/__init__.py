@@ -3,6 +3,7 @@
 from commsim.algorithms import (  # noqa: F401  (registers built-ins)
     direct,
     halving_doubling,
+    hierarchical,
     hybrid,
     multi_ring,
     parameter_server,

@@ -12,7 +12,7 @@ from rich.table import Table
 from commsim.results import Result
 from commsim.units import format_bandwidth, format_size, format_time
 
-__all__ = ["results_csv", "results_json", "results_table"]
+__all__ = ["results_csv", "results_json", "results_table", "winners_table"]
 
 _CSV_FIELDS = [
     "label",
@@ -38,27 +38,56 @@ def _bottleneck_text(result: Result, most: int = 2) -> str:
 
 
 def results_table(results: Sequence[Result], title: str | None = None) -> Table:
-    """A rich table: one row per (algorithm, size), with the bottleneck named."""
+    """A rich table: one row per (algorithm, size), with the bottleneck named.
+
+    The label column is shown only when some label differs from its algorithm.
+    """
+    labelled = any(r.label != r.algorithm for r in results)
     table = Table(title=title, title_justify="left")
-    for name, justify in (
-        ("strategy", "left"),
+    columns = [("strategy", "left")] if labelled else []
+    columns += [
         ("algorithm", "left"),
         ("size", "right"),
         ("time", "right"),
         ("algbw", "right"),
         ("busbw", "right"),
         ("bottleneck", "left"),
-    ):
+    ]
+    for name, justify in columns:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for r in results:
-        table.add_row(
-            r.label,
+        cells = [r.label] if labelled else []
+        cells += [
             r.algorithm,
             format_size(r.nbytes),
             format_time(r.time_s),
             format_bandwidth(r.algbw_Bps),
             format_bandwidth(r.busbw_Bps),
             _bottleneck_text(r),
+        ]
+        table.add_row(*cells)
+    return table
+
+
+def winners_table(results: Sequence[Result]) -> Table:
+    """The fastest result per size, with the runner-up and its time."""
+    by_size: dict[float, list[Result]] = {}
+    for r in results:
+        by_size.setdefault(r.nbytes, []).append(r)
+    table = Table(title="fastest per size", title_justify="left")
+    for name in ("size", "fastest", "time", "busbw", "runner-up", "its time", "bottleneck of the fastest"):
+        table.add_column(name)
+    for nbytes in sorted(by_size):
+        ranked = sorted(by_size[nbytes], key=lambda r: (r.time_s, r.label))
+        best, second = ranked[0], (ranked[1] if len(ranked) > 1 else None)
+        table.add_row(
+            format_size(nbytes),
+            best.label,
+            format_time(best.time_s),
+            format_bandwidth(best.busbw_Bps),
+            second.label if second else "-",
+            format_time(second.time_s) if second else "-",
+            _bottleneck_text(best, most=1),
         )
     return table
 

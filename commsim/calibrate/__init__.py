@@ -1,0 +1,21 @@
+"""Calibration: nccl-tests measurements in, calibrated machine models out."""
+
+from commsim.calibrate.parser import (
+    COLLECTIVES,
+    Device,
+    NcclTestsLog,
+    NcclTestsRow,
+    load_nccl_tests,
+    normalise_collective,
+    parse_nccl_tests,
+)
+
+__all__ = [
+    "COLLECTIVES",
+    "Device",
+    "NcclTestsLog",
+    "NcclTestsRow",
+    "load_nccl_tests",
+    "normalise_collective",
+    "parse_nccl_tests",
+]

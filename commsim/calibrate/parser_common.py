@@ -1,0 +1,387 @@
+"""What the nccl-tests readers share: line cleaning, checks, assembling the log.
+
+The text reader (:mod:`~commsim.calibrate.parser_text`) and the JSON reader
+(:mod:`~commsim.calibrate.parser_json`) each fill a :class:`RunData`;
+:func:`finish_log` checks it and builds the public
+:class:`~commsim.calibrate.parser.NcclTestsLog`.
+
+The checks redo nccl-tests' arithmetic (SEED_FACTS.md section 6; the
+``GetBw`` functions of nccl-tests ``src/*.cu``): ``algbw = size / time`` and
+``busbw = algbw x factor``. Bandwidths are printed with two decimals and the
+time with about four significant digits, so a row is only inconsistent when
+no values inside the rounding intervals of the printed strings fit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from commsim.calibrate.parser import Device, NcclTestsLog, NcclTestsRow, normalise_collective
+from commsim.errors import ParseError
+
+__all__ = [
+    "ALGBW_FACTORS",
+    "BUSBW_FACTORS",
+    "GBPS",
+    "Measured",
+    "Printed",
+    "RunData",
+    "bandwidth_warnings",
+    "clean_lines",
+    "find_topo_matrix",
+    "finish_log",
+    "printed",
+]
+
+GBPS = 1e9
+"""Bytes per second in nccl-tests' "GB/s" (decimal)."""
+
+_SLACK = 1e-9  # relative, for the floating-point error of our own arithmetic
+
+
+def _one(ranks: int) -> float:
+    return 1.0
+
+
+def _ring(ranks: int) -> float:
+    return (ranks - 1) / ranks
+
+
+ALGBW_FACTORS: dict[str, Callable[[int], float]] = {"hypercube": _ring}
+"""algbw / (size / time) per collective; 1 for every collective not listed.
+
+nccl-tests' hypercube test counts only the ``n-1`` received blocks of the
+``n``-block buffer it prints as the size.
+"""
+
+BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
+    "all_reduce": lambda ranks: 2.0 * _ring(ranks),
+    "all_gather": _ring,
+    "reduce_scatter": _ring,
+    "all_to_all": _ring,
+    "gather": _ring,
+    "scatter": _ring,
+    "broadcast": _one,
+    "reduce": _one,
+    "send_recv": _one,
+    "hypercube": _one,
+}
+"""busbw / algbw per collective, as a function of the number of ranks."""
+
+
+class Printed(NamedTuple):
+    """A printed number and half a unit of its last printed digit.
+
+    The true value lies in ``[value - half_ulp, value + half_ulp]``.
+    """
+
+    value: float
+    half_ulp: float
+
+    def divided(self, divisor: float) -> Printed:
+        """The same printed number in a larger unit (microseconds / 1e6 = seconds)."""
+        return Printed(self.value / divisor, self.half_ulp / divisor)
+
+
+class Measured(NamedTuple):
+    """One printed (time, algbw, busbw) triple of a result row.
+
+    ``time`` is in seconds, ``algbw`` and ``busbw`` in GB/s (1e9 bytes/s) as
+    printed; ``label`` says which half of the row it is ("out-of-place").
+    """
+
+    line: int
+    label: str
+    nbytes: int
+    time: Printed
+    algbw: Printed
+    busbw: Printed
+
+
+def printed(token: str) -> Printed:
+    """Read a number as nccl-tests printed it, keeping its precision.
+
+    Examples
+    --------
+    >>> printed("40.12")
+    Printed(value=40.12, half_ulp=0.005)
+    >>> printed("1.2e+08").half_ulp
+    5000000.0
+    """
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    power = int(exponent) if exponent else 0
+    return Printed(float(token), 0.5 * 10.0 ** (power - decimals))
+
+
+def _expected_GBps(nbytes: int, time: Printed, factor: float) -> tuple[float, float]:
+    """Lowest and highest bandwidth that ``nbytes`` over the printed time allow."""
+    if nbytes == 0:
+        return 0.0, 0.0
+    longest = time.value + time.half_ulp
+    shortest = time.value - time.half_ulp
+    low = nbytes * factor / longest / GBPS if longest > 0 else math.inf
+    high = nbytes * factor / shortest / GBPS if shortest > 0 else math.inf
+    return low, high
+
+
+def _disagrees(shown: Printed, low: float, high: float) -> bool:
+    slack = _SLACK * max(abs(shown.value), 1.0)
+    return shown.value + shown.half_ulp + slack < low or shown.value - shown.half_ulp - slack > high
+
+
+def _check(m: Measured, column: str, shown: Printed, factor: float, why: str) -> str | None:
+    if math.isnan(m.time.value) or math.isnan(shown.value):
+        return None
+    low, high = _expected_GBps(m.nbytes, m.time, factor)
+    if not _disagrees(shown, low, high):
+        return None
+    return (
+        f"line {m.line}: {m.label} {column} {shown.value:g} GB/s disagrees with "
+        f"size / time{why} = {m.nbytes} B / {m.time.value * 1e6:.6g} us{why}, which allows "
+        f"{low:.6g} to {high:.6g} GB/s after print rounding"
+    )
+
+
+def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: int) -> list[str]:
+    """Warnings for printed bandwidths that their size and time cannot explain.
+
+    Parameters
+    ----------
+    measured : list of Measured
+        The printed triples of every row.
+    collective : str or None
+        Normalised collective name; without it only algbw is checked (its
+        factor is 1 for every collective but hypercube) and busbw is not.
+    ranks : int
+        Number of ranks; 0 when unknown (then only algbw is checked).
+
+    Returns
+    -------
+    list of str
+        One message per disagreeing column, naming the line.
+    """
+    known = ranks > 0 and collective is not None
+    alg = ALGBW_FACTORS.get(collective or "", _one)(ranks) if known else 1.0
+    bus = BUSBW_FACTORS[collective](ranks) if known and collective in BUSBW_FACTORS else None
+    alg_why = f" x {alg:.4g}" if alg != 1.0 else ""
+    warnings: list[str] = []
+    if collective is None:
+        warnings.append(
+            "collective unknown (the log names no nccl-tests binary): busbw was not checked "
+            "against size and time; pass collective="
+        )
+    for m in measured:
+        found = [_check(m, "algbw", m.algbw, alg, alg_why)]
+        if bus is not None:
+            found.append(_check(m, "busbw", m.busbw, alg * bus, f" x {alg * bus:.4g}"))
+        warnings.extend(w for w in found if w is not None)
+    return warnings
+
+
+@dataclass
+class RunData:
+    """What a reader found in one log, before checks (internal to the readers)."""
+
+    source: str | None
+    devices: list[Device] = field(default_factory=list)
+    header: dict[str, int | str] = field(default_factory=dict)
+    rows: list[NcclTestsRow] = field(default_factory=list)
+    measured: list[Measured] = field(default_factory=list)
+    avg_busbw: Printed | None = None  # GB/s, as printed
+    out_of_bounds: int | None = None
+    nccl_version: str | None = None
+    command: str | None = None
+    program: str | None = None
+    topo_matrix: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+_COMMENTARY = re.compile(r"^\s*##(?:\s|$)")
+_PREFIXES = (
+    re.compile(r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:"),  # mpirun --tag-output
+    re.compile(r"^\s*\d+:(?:[ \t]|$)"),  # srun --label
+    re.compile(r"^\s*rank\s*\d+\s*:[ \t]?", re.IGNORECASE),
+    re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"),
+)
+
+
+def clean_lines(text: str) -> list[str]:
+    """The lines of ``text`` with commentary blanked and launcher prefixes removed.
+
+    Blanking (rather than dropping) keeps list index + 1 equal to the line number.
+    """
+    cleaned = []
+    for line in text.splitlines():
+        if _COMMENTARY.match(line):
+            cleaned.append("")
+            continue
+        for _ in range(4):  # a time stamp, a launcher, a tagger, a rank
+            stripped = line
+            for prefix in _PREFIXES:
+                stripped = prefix.sub("", stripped, count=1)
+            if stripped == line:
+                break
+            line = stripped
+        cleaned.append(line)
+    return cleaned
+
+
+def finish_log(data: RunData, collective: str | None, n_ranks: int | None) -> NcclTestsLog:
+    """Check what a reader found and build the :class:`NcclTestsLog`."""
+    if not data.rows:
+        raise ParseError(
+            "no result rows found; expected nccl-tests' table (a '#  size  count  type ...' "
+            "column header followed by one row per message size)",
+            source=data.source,
+        )
+    warnings = list(data.warnings)
+    name = _resolve_collective(collective, data.program, warnings)
+    devices = _unique_devices(data.devices, warnings)
+    ranks = _resolve_ranks(n_ranks, devices, data, warnings)
+    warnings += bandwidth_warnings(data.measured, name, ranks)
+    warnings += _wrong_warnings(data)
+    warnings += _average_warnings(data)
+    hosts = list(dict.fromkeys(d.host for d in devices))
+    return NcclTestsLog(
+        source=data.source,
+        collective=name,
+        n_ranks=ranks,
+        devices=devices,
+        hosts=hosts,
+        nodes=len(hosts),
+        gpu_models=list(dict.fromkeys(d.model for d in devices)),
+        nccl_version=data.nccl_version,
+        command=data.command,
+        header=data.header,
+        rows=data.rows,
+        avg_busbw_Bps=_average_Bps(data.avg_busbw),
+        topo_matrix=data.topo_matrix,
+        warnings=warnings,
+        out_of_bounds=data.out_of_bounds,
+    )
+
+
+def _resolve_collective(explicit: str | None, program: str | None, warnings: list[str]) -> str | None:
+    found = normalise_collective(program) if program else None
+    if explicit is None:
+        return found
+    name = normalise_collective(explicit)
+    if found is not None and found != name:
+        warnings.append(f"collective given as {name!r} but the log runs {program}")
+    return name
+
+
+def _unique_devices(devices: list[Device], warnings: list[str]) -> list[Device]:
+    by_rank: dict[int, Device] = {}
+    for device in devices:
+        seen = by_rank.setdefault(device.rank, device)
+        if seen != device:
+            warnings.append(f"rank {device.rank} is listed twice with different devices")
+    ranks = sorted(by_rank)
+    if ranks and ranks != list(range(len(ranks))):
+        warnings.append(f"device list names ranks {ranks}, not 0..{len(ranks) - 1}")
+    return list(by_rank.values())
+
+
+def _resolve_ranks(explicit: int | None, devices: list[Device], data: RunData, warnings: list[str]) -> int:
+    if explicit is not None:
+        if explicit < 1:
+            raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
+        if devices and len(devices) != explicit:
+            warnings.append(f"n_ranks given as {explicit} but the log lists {len(devices)} devices")
+        return explicit
+    if devices:
+        return len(devices)
+    threads, gpus = data.header.get("nThread"), data.header.get("nGpus")
+    if isinstance(threads, int) and isinstance(gpus, int):
+        warnings.append(f"no device list; assuming one process with nThread x nGpus = {threads * gpus} ranks")
+        return threads * gpus
+    raise ParseError(
+        "cannot tell the number of ranks: the log has no '# Using devices' list and no "
+        "'# nThread .. nGpus ..' header; pass n_ranks",
+        source=data.source,
+    )
+
+
+def _wrong_warnings(data: RunData) -> list[str]:
+    warnings = []
+    for row in data.rows:
+        for label, wrong in (("out-of-place", row.oop_wrong), ("in-place", row.ip_wrong)):
+            if wrong:
+                warnings.append(f"line {row.line}: {label} result has {wrong} wrong elements")
+    if data.out_of_bounds:
+        warnings.append(f"nccl-tests reports {data.out_of_bounds} out-of-bounds values")
+    return warnings
+
+
+def _average_Bps(average: Printed | None) -> float | None:
+    if average is None or math.isnan(average.value):
+        return None
+    return average.value * GBPS
+
+
+def _average_warnings(data: RunData) -> list[str]:
+    """Whether ``# Avg bus bandwidth`` is the mean busbw of the rows, as nccl-tests computes it.
+
+    A mismatch means rows are missing (cut from the log) or were edited.
+    """
+    busbw = [m.busbw for m in data.measured if not math.isnan(m.busbw.value)]
+    if data.avg_busbw is None or math.isnan(data.avg_busbw.value) or not busbw:
+        return []
+    mean = math.fsum(b.value for b in busbw) / len(busbw)
+    rounding = math.fsum(b.half_ulp for b in busbw) / len(busbw) + data.avg_busbw.half_ulp
+    if abs(mean - data.avg_busbw.value) <= rounding * (1 + _SLACK) + _SLACK:
+        return []
+    return [
+        f"Avg bus bandwidth {data.avg_busbw.value:g} GB/s is not the mean busbw of the "
+        f"{len(busbw)} results read ({mean:.6g} GB/s): rows may be missing from the log"
+    ]
+
+
+_TOPO_CELL = re.compile(r"^(?:X|SYS|SOC|NODE|PHB|PXB|PIX|PXN|NV\d+)$")
+_TOPO_LABEL = re.compile(r"^[A-Za-z][\w-]*\d$")
+
+
+def find_topo_matrix(lines: list[str]) -> str | None:
+    """The raw text of the first ``nvidia-smi topo -m`` matrix in ``lines``.
+
+    The matrix runs from its ``GPU0 GPU1 ...`` header row through its last
+    row (``GPUn``/``NICn`` followed by one connection code per column).
+    Other matrices with the same header, e.g. ``topo -p2p``, are skipped.
+    """
+    for index, line in enumerate(lines):
+        labels = _topo_labels(line)
+        if labels:
+            count = _count_topo_rows(lines, index + 1, labels)
+            if count:
+                return "\n".join(lines[index : index + 1 + count])
+    return None
+
+
+def _topo_labels(line: str) -> list[str]:
+    tokens = line.split()
+    if not tokens or tokens[0] != "GPU0":
+        return []
+    labels = list(itertools.takewhile(_TOPO_LABEL.match, tokens))
+    if len(tokens) > len(labels) and _TOPO_CELL.match(tokens[len(labels)]):
+        return []  # a matrix row, not the header
+    return labels
+
+
+def _count_topo_rows(lines: list[str], start: int, labels: list[str]) -> int:
+    count = 0
+    for line in lines[start:]:
+        tokens = line.split()
+        cells = tokens[1 : 1 + len(labels)]
+        if not tokens or tokens[0] not in labels or len(cells) < len(labels):
+            break
+        if not all(_TOPO_CELL.match(cell) for cell in cells):
+            break
+        count += 1
+    return count
