@@ -118,10 +118,7 @@ class _Plan:
         for t in range(2 * K - 2):
             held = (k - t) % K if t < K - 1 else (k + 1 - (t - (K - 1))) % K
             ready = final[k, i, held]
-            if prev is None:
-                deps = _stack_deps(ready)
-            else:
-                deps = _stack_deps(prev[i, (k - 1) % K], prev, ready)
+            deps = _stack_deps(ready) if prev is None else _stack_deps(prev[i, (k - 1) % K], prev, ready)
             prev = self._sends(src, dst, self.atom[shard, held], t < K - 1, deps, first_step + t)
             last_write[(k + 1) % K, i, held] = prev
         return final, last_write

@@ -1,7 +1,8 @@
-"""Parametric machines built in code: teaching graphs of any GPU count.
+"""Parametric machines built in code: teaching graphs of any GPU count, and clusters.
 
 Shipped real machines live as YAML data in ``topologies/``; builders make
-the families that are parametrised by size.
+the families that are parametrised by size, including ``cluster`` (K copies
+of a shipped box on a network, :mod:`commsim.topology.cluster`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from commsim.errors import TopologyError, UnknownNameError
+from commsim.topology.cluster import cluster
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.units import parse_bandwidth, parse_time
 
-__all__ = ["BUILDERS", "build", "fully_connected", "ring"]
+__all__ = ["BUILDERS", "build", "cluster", "fully_connected", "ring"]
 
 
 def _check_gpus(gpus: int, minimum: int, builder: str) -> None:
@@ -49,9 +51,7 @@ def ring(
     bandwidth_Bps, latency_s = _figures(bandwidth, latency)
     devices = [Device(f"gpu{i}", "gpu") for i in range(gpus)]
     pairs = {tuple(sorted((i, (i + 1) % gpus))) for i in range(gpus)}
-    links = [
-        PhysicalLink(f"gpu{a}", f"gpu{b}", kind, 1, bandwidth_Bps, latency_s) for a, b in sorted(pairs)
-    ]
+    links = [PhysicalLink(f"gpu{a}", f"gpu{b}", kind, 1, bandwidth_Bps, latency_s) for a, b in sorted(pairs)]
     return Topology(f"ring_{gpus}", devices, links, description=f"{gpus} GPUs in a ring of {kind}")
 
 
@@ -85,8 +85,12 @@ def fully_connected(
     )
 
 
-BUILDERS: dict[str, Callable[..., Topology]] = {"ring": ring, "fully_connected": fully_connected}
-"""Builders by name; each takes keyword parameters (``gpus``, ``kind``, ...)."""
+BUILDERS: dict[str, Callable[..., Topology]] = {
+    "ring": ring,
+    "fully_connected": fully_connected,
+    "cluster": cluster,
+}
+"""Builders by name; each takes keyword parameters (``gpus``, ``kind``, ``box``, ``nodes``, ...)."""
 
 
 def build(name: str, **params: Any) -> Topology:

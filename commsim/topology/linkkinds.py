@@ -8,6 +8,10 @@ meant to be calibrated; each entry names its source.
 
 Families group kinds for routing rules and overrides: ``pcie``, ``nvlink``,
 ``ethernet``, ``infiniband``, ``inter_socket`` and ``host_memory``.
+
+NVSwitch ports need no kind of their own: a GPU's port on an NVSwitch is a
+bundle of ordinary NVLink links (``nvlink3`` x 12 on A100, ``nvlink4`` x 18
+on H100), written with ``count``.
 """
 
 from __future__ import annotations
@@ -86,26 +90,93 @@ def _ethernet_kinds() -> list[LinkKind]:
 
 _NVLINK_SOURCE = "NVIDIA {gpu} datasheet: {per_gpu} per GPU over {links} links"
 _OTHER_KINDS = [
-    LinkKind("nvlink1", "nvlink", 20e9, 0.5e-6,
-             _NVLINK_SOURCE.format(gpu="P100", per_gpu="160 GB/s bidirectional", links=4)),
-    LinkKind("nvlink2", "nvlink", 25e9, 0.5e-6,
-             _NVLINK_SOURCE.format(gpu="V100", per_gpu="300 GB/s bidirectional", links=6)),
-    LinkKind("nvlink3", "nvlink", 25e9, 0.5e-6,
-             _NVLINK_SOURCE.format(gpu="A100", per_gpu="600 GB/s bidirectional", links=12)),
-    LinkKind("nvlink4", "nvlink", 25e9, 0.5e-6,
-             _NVLINK_SOURCE.format(gpu="H100", per_gpu="900 GB/s bidirectional", links=18)),
-    LinkKind("ib_edr", "infiniband", 100e9 / 8, 1e-6,
-             "InfiniBand EDR 4x: 100 Gbit/s; ~1 us per hop (switch + cable)"),
-    LinkKind("ib_hdr", "infiniband", 200e9 / 8, 1e-6,
-             "InfiniBand HDR 4x: 200 Gbit/s; ~1 us per hop (switch + cable)"),
-    LinkKind("ib_ndr", "infiniband", 400e9 / 8, 1e-6,
-             "InfiniBand NDR 4x: 400 Gbit/s; ~1 us per hop (switch + cable)"),
-    LinkKind("qpi", "inter_socket", 19.2e9, 1e-6,
-             "Intel QPI at 9.6 GT/s: 19.2 GB/s per direction per link (Broadwell-EP, DGX-1)"),
-    LinkKind("upi", "inter_socket", 20.8e9, 1e-6,
-             "Intel UPI at 10.4 GT/s: 20.8 GB/s per direction per link (Skylake-SP and later)"),
-    LinkKind("host_memory", "host_memory", 50e9, 0.2e-6,
-             "a DDR4/DDR5 socket's usable copy bandwidth, order of magnitude; calibrate it"),
+    LinkKind(
+        "nvlink1",
+        "nvlink",
+        20e9,
+        0.5e-6,
+        _NVLINK_SOURCE.format(gpu="P100", per_gpu="160 GB/s bidirectional", links=4),
+    ),
+    LinkKind(
+        "nvlink2",
+        "nvlink",
+        25e9,
+        0.5e-6,
+        _NVLINK_SOURCE.format(gpu="V100", per_gpu="300 GB/s bidirectional", links=6),
+    ),
+    LinkKind(
+        "nvlink3",
+        "nvlink",
+        25e9,
+        0.5e-6,
+        _NVLINK_SOURCE.format(gpu="A100", per_gpu="600 GB/s bidirectional", links=12),
+    ),
+    LinkKind(
+        "nvlink4",
+        "nvlink",
+        25e9,
+        0.5e-6,
+        _NVLINK_SOURCE.format(gpu="H100", per_gpu="900 GB/s bidirectional", links=18),
+    ),
+    LinkKind(
+        "ib_edr",
+        "infiniband",
+        100e9 / 8,
+        1e-6,
+        "InfiniBand EDR 4x: 100 Gbit/s; ~1 us per hop (switch + cable)",
+    ),
+    LinkKind(
+        "ib_hdr",
+        "infiniband",
+        200e9 / 8,
+        1e-6,
+        "InfiniBand HDR 4x: 200 Gbit/s; ~1 us per hop (switch + cable)",
+    ),
+    LinkKind(
+        "ib_ndr",
+        "infiniband",
+        400e9 / 8,
+        1e-6,
+        "InfiniBand NDR 4x: 400 Gbit/s; ~1 us per hop (switch + cable)",
+    ),
+    LinkKind(
+        "qpi",
+        "inter_socket",
+        19.2e9,
+        1e-6,
+        "Intel QPI at 9.6 GT/s: 19.2 GB/s per direction per link (Broadwell-EP, DGX-1)",
+    ),
+    LinkKind(
+        "upi",
+        "inter_socket",
+        20.8e9,
+        1e-6,
+        "Intel UPI at 10.4 GT/s: 20.8 GB/s per direction per link (Skylake-SP and later)",
+    ),
+    LinkKind(
+        "upi2",
+        "inter_socket",
+        32e9,
+        1e-6,
+        "Intel UPI 2.0 at 16 GT/s: 32 GB/s per direction per link (4th Gen Xeon Scalable "
+        "'Sapphire Rapids', e.g. Xeon Platinum 8480C of DGX H100: 4 links; Intel ARK)",
+    ),
+    LinkKind(
+        "xgmi",
+        "inter_socket",
+        36e9,
+        1e-6,
+        "AMD Infinity Fabric socket-to-socket link (xGMI-2) of EPYC 7002 'Rome': x16 at "
+        "18 GT/s = 36 GB/s per direction per link, raw (up to 4 links in a 2P system; AMD EPYC 7002 "
+        "platform brief)",
+    ),
+    LinkKind(
+        "host_memory",
+        "host_memory",
+        50e9,
+        0.2e-6,
+        "a DDR4/DDR5 socket's usable copy bandwidth, order of magnitude; calibrate it",
+    ),
 ]
 
 LINK_KINDS: dict[str, LinkKind] = {
@@ -131,7 +202,7 @@ def get_link_kind(name: str) -> LinkKind:
         raise UnknownNameError("link kind", name, list(LINK_KINDS)) from None
 
 
-def kinds_matching(names: "list[str] | tuple[str, ...] | frozenset[str]") -> frozenset[str]:
+def kinds_matching(names: list[str] | tuple[str, ...] | frozenset[str]) -> frozenset[str]:
     """Expand a mix of kind and family names into a set of kind names.
 
     Raises
