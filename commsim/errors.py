@@ -53,7 +53,7 @@ class UnknownNameError(CommsimError, KeyError):
     def __init__(self, what: str, name: str, valid: list[str] | tuple[str, ...]) -> None:
         self.what = what
         self.name = name
-        self.valid = sorted(valid)
+        self.valid = sorted(set(valid))
         super().__init__(f"unknown {what} {name!r}; valid: {', '.join(self.valid) or '(none)'}")
 
     def __str__(self) -> str:  # KeyError would repr() the message

@@ -146,6 +146,9 @@ class ScheduleBuilder:
     _cols: list[tuple[IntArray, ...]] = field(default_factory=list, init=False)
     _deps: list[tuple[IntArray, IntArray]] = field(default_factory=list, init=False)
     _n_ops: int = field(default=0, init=False)
+    # per allowed-kinds key: sorted (src << 32 | dst) codes of routed paths and their indices
+    _pair_cache: dict[tuple[str, ...] | None, tuple[IntArray, IntArray]] = field(
+        default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.ranks = tuple(self.ranks)
@@ -235,10 +238,26 @@ class ScheduleBuilder:
             return np.fromiter((self.path(names[s], names[d], kinds, v)
                                 for s, d, v in zip(src.tolist(), dst.tolist(), via)),
                                np.int64, src.size)
-        pairs, inverse = np.unique(src * len(names) + dst, return_inverse=True)
-        table = np.fromiter((self.path(names[p // len(names)], names[p % len(names)], kinds)
-                             for p in pairs.tolist()), np.int64, pairs.size)
-        return table[inverse.reshape(-1)]
+        # Routed paths: look the (src, dst) pairs up in a sorted table, and
+        # add the new pairs in ascending (src, dst) order.
+        key = tuple(kinds) if kinds is not None else None
+        codes = (src << 32) | dst
+        known, known_index = self._pair_cache.get(key, (np.empty(0, np.int64), np.empty(0, np.int64)))
+        if known.size:
+            at = np.minimum(np.searchsorted(known, codes), known.size - 1)
+            hit = known[at] == codes
+            if hit.all():
+                return known_index[at]
+            new_codes = _sorted_unique(codes[~hit])
+        else:
+            new_codes = _sorted_unique(codes)
+        new_index = np.fromiter((self.path(names[c >> 32], names[c & 0xFFFFFFFF], kinds)
+                                 for c in new_codes.tolist()), np.int64, new_codes.size)
+        codes_all = np.concatenate([known, new_codes])
+        order = np.argsort(codes_all, kind="stable")
+        known, known_index = codes_all[order], np.concatenate([known_index, new_index])[order]
+        self._pair_cache[key] = (known, known_index)
+        return known_index[np.searchsorted(known, codes)]
 
     def _dep_rows(self, deps: Sequence[Iterable[int]] | ArrayLike | None, count: int,
                   first: int) -> tuple[IntArray, IntArray]:
@@ -281,3 +300,14 @@ class ScheduleBuilder:
             op_reduce=column(3).astype(bool), op_path=column(4), op_step=column(5),
             dep_indptr=indptr, dep_indices=indices, paths=tuple(self._paths),
         )
+
+
+def _sorted_unique(values: IntArray) -> IntArray:
+    """``np.unique`` of an integer array by sorting (faster than its hash path on small arrays)."""
+    result = np.sort(values)
+    if result.size > 1:
+        keep = np.empty(result.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(result[1:], result[:-1], out=keep[1:])
+        result = result[keep]
+    return result

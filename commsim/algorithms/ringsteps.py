@@ -45,6 +45,7 @@ def add_ring(
     direct: bool = False,
     kinds: Sequence[str] | None = None,
     first_deps: IntArray | None = None,
+    paths: Sequence[Sequence[str]] | None = None,
 ) -> IntArray:
     """Add the sends of one ring; return the op ids of its last step (one per position).
 
@@ -63,6 +64,8 @@ def add_ring(
         Link kinds allowed for routes (ignored when ``direct``).
     first_deps : int array, optional
         Per position, an op its first send must wait for (-1 for none).
+    paths : sequence of device paths, optional
+        Explicit path of every hop (position i to i+1), e.g. through host memory.
     """
     n = len(devices)
     positions = np.array([builder.device_index(d) for d in devices], dtype=np.int64)
@@ -70,7 +73,9 @@ def add_ring(
     first, stop = ring_step_range(collective, n)
     i = np.arange(n)
     nxt = positions[(i + 1) % n]
-    via = [(devices[k], devices[(k + 1) % n]) for k in range(n)] if direct else None
+    via: Sequence[Sequence[str]] | None = paths
+    if direct:
+        via = [(devices[k], devices[(k + 1) % n]) for k in range(n)]
     prev: IntArray | None = None
     for step in range(first, stop):
         held = (i - step) % n if step < n - 1 else (i + 1 - (step - (n - 1))) % n

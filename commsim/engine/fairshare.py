@@ -46,23 +46,33 @@ def max_min_rates(
     rates = np.zeros(n_flows)
     if n_flows == 0:
         return rates
-    n_links = capacity_Bps.size
-    remaining = capacity_Bps.astype(np.float64).copy()
-    live_entry = np.ones(entry_flow.size, dtype=bool)
-    frozen = np.zeros(n_flows, dtype=bool)
-    while live_entry.any():
-        links_live = entry_link[live_entry]
-        users = np.bincount(links_live, minlength=n_links)
-        used = users > 0
-        share = np.full(n_links, np.inf)
-        share[used] = remaining[used] / users[used]
+    # Work on the links the flows use only, renumbered 0..L-1 when the
+    # topology has many more links than the flows cross (same arithmetic
+    # per link, so the same rates to the last bit).
+    if capacity_Bps.size > 8 * entry_link.size + 64:
+        link_ids, live_link = np.unique(entry_link, return_inverse=True)
+        remaining = capacity_Bps[link_ids].astype(np.float64)
+        live_link = live_link.reshape(-1)
+    else:
+        remaining = capacity_Bps.astype(np.float64)  # a copy
+        live_link = entry_link
+    n_links = remaining.size
+    live_flow = entry_flow
+    # Every round freezes the flows crossing the links that fill first; the
+    # entries (flow, link) of frozen flows leave the live set.
+    while live_flow.size:
+        users = np.bincount(live_link, minlength=n_links)
+        used = np.flatnonzero(users)
+        share = remaining[used] / users[used]
         level = share.min()
-        full = used & (share <= level * (1 + _REL_TOL))
-        newly = np.unique(entry_flow[live_entry & full[entry_link]])
+        is_full = np.zeros(n_links, dtype=bool)
+        is_full[used[share <= level * (1 + _REL_TOL)]] = True
+        newly = np.zeros(n_flows, dtype=bool)
+        newly[live_flow[is_full[live_link]]] = True
         rates[newly] = level
-        frozen[newly] = True
-        taking = live_entry & frozen[entry_flow]
-        remaining -= np.bincount(entry_link[taking], minlength=n_links) * level
+        taking = newly[live_flow]
+        remaining -= np.bincount(live_link[taking], minlength=n_links) * level
         np.maximum(remaining, 0.0, out=remaining)
-        live_entry &= ~frozen[entry_flow]
+        rest = ~taking
+        live_flow, live_link = live_flow[rest], live_link[rest]
     return rates

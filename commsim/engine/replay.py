@@ -88,14 +88,45 @@ def _resolve_paths(schedule: Schedule, topology: Topology) -> tuple[IntArray, In
 
 def _gather_csr(ptr: IntArray, values: IntArray, rows: IntArray) -> tuple[IntArray, IntArray]:
     """(row position per entry, value per entry) of the given CSR rows."""
-    lengths = ptr[rows + 1] - ptr[rows]
+    first = ptr[rows]
+    lengths = ptr[rows + 1] - first
+    if lengths.size and lengths.min() == 1 == lengths.max():  # one entry per row: no repeats
+        return np.arange(rows.size), values[first]
     owner = np.repeat(np.arange(rows.size), lengths)
-    offsets = np.arange(owner.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return owner, values[ptr[rows][owner] + offsets]
+    # entry k of the output reads values[first[owner[k]] + (k - start of its row)]
+    shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
+    return owner, values[np.arange(owner.size) + shift]
+
+
+def _sorted_unique(values: IntArray) -> IntArray:
+    """``np.unique`` of an integer array, by sorting (much faster for small arrays)."""
+    result = np.sort(values)
+    if result.size > 1:
+        keep = np.empty(result.size, dtype=bool)
+        keep[0] = True
+        np.not_equal(result[1:], result[:-1], out=keep[1:])
+        result = result[keep]
+    return result
+
+
+def _dependents(dep_indptr: IntArray, dep_indices: IntArray, n_ops: int) -> tuple[IntArray, IntArray]:
+    """CSR (ptr, ops) of the ops that depend on each op, in op order."""
+    owner = np.repeat(np.arange(n_ops), np.diff(dep_indptr))
+    order = np.argsort(dep_indices, kind="stable")
+    ptr = np.zeros(n_ops + 1, np.int64)
+    np.cumsum(np.bincount(dep_indices, minlength=n_ops), out=ptr[1:])
+    return ptr, owner[order]
 
 
 class _Replay:
-    """State of one replay; :func:`replay` is the public entry point."""
+    """State of one replay; :func:`replay` is the public entry point.
+
+    Flow state lives in parallel numpy arrays (one row per live flow, in the
+    order the flows started) and ``ent_flow``/``ent_link`` pairs (one per
+    link a flow crosses, grouped by flow in the same order). Every event
+    does a fixed number of whole-array operations, whatever the number of
+    flows: no Python loop runs per send.
+    """
 
     def __init__(self, schedule: Schedule, topology: Topology) -> None:
         self.env = simpy.Environment()
@@ -109,17 +140,15 @@ class _Replay:
         self.op_nbytes = schedule.op_nbytes
         self.op_reduce_s = self._reduce_delays(topology)
         self.capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
-        indeg = np.diff(schedule.dep_indptr)
-        self.waiting = indeg.copy()
-        order = np.argsort(schedule.dep_indices, kind="stable")
-        self.dependents = np.repeat(np.arange(n_ops), indeg)[order]
-        self.dep_ptr = np.searchsorted(schedule.dep_indices[order], np.arange(n_ops + 1))
+        self.waiting = np.diff(schedule.dep_indptr)
+        self.dep_ptr, self.dependents = _dependents(schedule.dep_indptr, schedule.dep_indices, n_ops)
         self.ready = np.full(n_ops, np.nan)
         self.data_start = np.full(n_ops, np.nan)
         self.end = np.full(n_ops, np.nan)
         self.flow_op = np.empty(0, np.int64)
         self.flow_left = np.empty(0)
         self.flow_rate = np.empty(0)
+        self.flow_done_at = np.empty(0)  # bytes left below which a flow is done
         self.ent_flow = np.empty(0, np.int64)
         self.ent_link = np.empty(0, np.int64)
         self.link_users = np.zeros(n_links, np.int64)
@@ -133,6 +162,7 @@ class _Replay:
         self.pending = 0
         self.last = 0.0
         self.wake = self.env.event()
+        self.next_done: simpy.Event | None = None
 
     def _reduce_delays(self, topology: Topology) -> FloatArray:
         rate = np.array(
@@ -143,17 +173,26 @@ class _Replay:
     # -- zero-time bookkeeping ------------------------------------------
     def _later(self, delays: FloatArray, ops: IntArray, sink: list[IntArray]) -> None:
         """Put ``ops`` into ``sink`` after their delays (now, or via simpy timeouts)."""
+        if not ops.size:
+            return
         now_mask = delays <= 0
+        if now_mask.all():
+            sink.append(ops)
+            return
         if now_mask.any():
             sink.append(ops[now_mask])
-        if now_mask.all():
+            ops, delays = ops[~now_mask], delays[~now_mask]
+        if delays.min() == delays.max():  # one delay: one timeout (the usual case)
+            self._timeout(float(delays[0]), ops, sink)
             return
-        later, later_delay = ops[~now_mask], delays[~now_mask]
-        values, groups = np.unique(later_delay, return_inverse=True)
+        values, groups = np.unique(delays, return_inverse=True)
+        groups = groups.reshape(-1)
         for i, delay in enumerate(values.tolist()):
-            self.pending += 1
-            timeout = self.env.timeout(delay)
-            timeout.callbacks.append(self._arrive(later[groups.reshape(-1) == i], sink))
+            self._timeout(delay, ops[groups == i], sink)
+
+    def _timeout(self, delay: float, ops: IntArray, sink: list[IntArray]) -> None:
+        self.pending += 1
+        self.env.timeout(delay).callbacks.append(self._arrive(ops, sink))
 
     def _arrive(self, ops: IntArray, sink: list[IntArray]) -> Callable[[simpy.Event], None]:
         def callback(_: simpy.Event) -> None:
@@ -163,6 +202,11 @@ class _Replay:
                 self.wake.succeed()
         return callback
 
+    def _flows_due(self, event: simpy.Event) -> None:
+        """Callback of the timeout set for the next flow completion."""
+        if event is self.next_done and not self.wake.triggered:
+            self.wake.succeed()
+
     def _start(self, ops: IntArray) -> None:
         self.ready[ops] = self.env.now
         self._later(self.op_latency[ops], ops, self.to_activate)
@@ -171,89 +215,116 @@ class _Replay:
         """Apply every activation and completion due now."""
         while self.to_activate or self.to_complete:
             if self.to_activate:
-                ops = np.concatenate(self.to_activate)
-                self.to_activate.clear()
+                ops = _take(self.to_activate)
                 self.data_start[ops] = self.env.now
                 empty = self.op_nbytes[ops] <= 0
-                self.to_complete.append(ops[empty])
-                if (~empty).any():
-                    self._add_flows(ops[~empty])
+                if empty.any():
+                    self.to_complete.append(ops[empty])
+                    ops = ops[~empty]
+                if ops.size:
+                    self._add_flows(ops)
             if self.to_complete:
-                ops = np.concatenate(self.to_complete)
-                self.to_complete.clear()
-                self._complete(ops)
+                self._complete(_take(self.to_complete))
 
     def _complete(self, ops: IntArray) -> None:
+        if not ops.size:
+            return
         self.end[ops] = self.env.now
         nxt = _gather_csr(self.dep_ptr, self.dependents, ops)[1]
         if nxt.size:
             np.subtract.at(self.waiting, nxt, 1)
-            ready = np.unique(nxt[self.waiting[nxt] == 0])
+            ready = _sorted_unique(nxt[self.waiting[nxt] == 0])
             if ready.size:
                 self._start(ready)
 
     # -- the flow network -------------------------------------------------
     def _add_flows(self, ops: IntArray) -> None:
         first = self.flow_op.size
-        self.flow_op = np.concatenate([self.flow_op, ops])
-        self.flow_left = np.concatenate([self.flow_left, self.op_nbytes[ops]])
-        self.flow_rate = np.concatenate([self.flow_rate, np.zeros(ops.size)])
+        nbytes = self.op_nbytes[ops]
         owner, links = _gather_csr(self.op_ptr, self.op_links, ops)
-        self.ent_flow = np.concatenate([self.ent_flow, owner + first])
-        self.ent_link = np.concatenate([self.ent_link, links])
+        if first:
+            self.flow_op = np.concatenate([self.flow_op, ops])
+            self.flow_left = np.concatenate([self.flow_left, nbytes])
+            self.flow_rate = np.concatenate([self.flow_rate, np.zeros(ops.size)])
+            self.flow_done_at = np.concatenate([self.flow_done_at, _DONE_REL * nbytes])
+            self.ent_flow = np.concatenate([self.ent_flow, owner + first])
+            self.ent_link = np.concatenate([self.ent_link, links])
+        else:
+            self.flow_op, self.flow_left = ops, nbytes
+            self.flow_rate, self.flow_done_at = np.zeros(ops.size), _DONE_REL * nbytes
+            self.ent_flow, self.ent_link = owner, links
         self._count_users(links, +1)
         self.changed.append(links)
 
     def _count_users(self, links: IntArray, sign: int) -> None:
-        before = self.link_users > 0
-        self.link_users += sign * np.bincount(links, minlength=self.link_users.size)
-        after = self.link_users > 0
-        opened = np.flatnonzero(after & ~before)
-        self.link_open[opened] = self.env.now
-        closed = np.flatnonzero(before & ~after)
-        if closed.size:
-            self.intervals.append((closed, self.link_open[closed].copy(), np.full(closed.size, self.env.now)))
+        """Add (sign +1) or remove (-1) users of links; open and close busy intervals."""
+        delta = np.bincount(links, minlength=self.link_users.size)
+        if sign > 0:
+            opened = np.flatnonzero((self.link_users == 0) & (delta > 0))
+            self.link_users += delta
+            self.link_open[opened] = self.env.now
+        else:
+            self.link_users -= delta
+            closed = np.flatnonzero((self.link_users == 0) & (delta > 0))
+            if closed.size:
+                self.intervals.append(
+                    (closed, self.link_open[closed].copy(), np.full(closed.size, self.env.now))
+                )
 
     def _advance(self) -> None:
         """Move every flow forward to now and retire the finished ones."""
         elapsed = self.env.now - self.last
         self.last = self.env.now
-        if elapsed > 0 and self.flow_op.size:
+        if not self.flow_op.size:
+            return
+        if elapsed > 0:
             self.flow_left -= self.flow_rate * elapsed
             self.link_busy[self.link_users > 0] += elapsed
-        done = self.flow_left <= _DONE_REL * self.op_nbytes[self.flow_op]
+        done = self.flow_left <= self.flow_done_at
         if done.any():
             self._remove_flows(done)
 
     def _remove_flows(self, done: NDArray[np.bool_]) -> None:
         ops = self.flow_op[done]
-        gone = done[self.ent_flow]
-        self.link_bytes += np.bincount(self.ent_link[gone], weights=self.op_nbytes[self.flow_op][self.ent_flow[gone]],
+        if done.all():  # the whole flow set ends together (a symmetric step)
+            gone_link, gone_ops = self.ent_link, self.flow_op[self.ent_flow]
+            self.ent_flow = self.ent_link = self.flow_op = np.empty(0, np.int64)
+            self.flow_left = self.flow_rate = self.flow_done_at = np.empty(0)
+        else:
+            gone = done[self.ent_flow]
+            gone_link, gone_ops = self.ent_link[gone], self.flow_op[self.ent_flow[gone]]
+            keep, stay = ~done, ~gone
+            new_index = np.cumsum(keep) - 1
+            self.ent_flow, self.ent_link = new_index[self.ent_flow[stay]], self.ent_link[stay]
+            self.flow_op, self.flow_left = self.flow_op[keep], self.flow_left[keep]
+            self.flow_rate, self.flow_done_at = self.flow_rate[keep], self.flow_done_at[keep]
+        self.link_bytes += np.bincount(gone_link, weights=self.op_nbytes[gone_ops],
                                        minlength=self.link_bytes.size)
-        self._count_users(self.ent_link[gone], -1)
-        self.changed.append(self.ent_link[gone])
-        keep = ~done
-        new_index = np.cumsum(keep) - 1
-        self.ent_flow, self.ent_link = new_index[self.ent_flow[~gone]], self.ent_link[~gone]
-        self.flow_op, self.flow_left, self.flow_rate = self.flow_op[keep], self.flow_left[keep], self.flow_rate[keep]
+        self._count_users(gone_link, -1)
+        self.changed.append(gone_link)
         self._later(self.op_reduce_s[ops], ops, self.to_complete)
+
+    def _affected(self) -> NDArray[np.bool_]:
+        """Flows connected (through shared links, transitively) to a changed link."""
+        touched = np.zeros(self.capacity.size, dtype=bool)
+        touched[np.concatenate(self.changed) if len(self.changed) > 1 else self.changed[0]] = True
+        affected = np.zeros(self.flow_op.size, dtype=bool)
+        while True:
+            reached = touched[self.ent_link] & ~affected[self.ent_flow]
+            if not reached.any():
+                return affected
+            affected[self.ent_flow[reached]] = True
+            if affected.all():
+                return affected
+            touched[self.ent_link[affected[self.ent_flow]]] = True
 
     def _recompute(self) -> None:
         """Re-share only the flows connected (through shared links) to a change."""
         if not self.changed or not self.flow_op.size:
             self.changed.clear()
             return
-        touched = np.zeros(self.capacity.size, dtype=bool)
-        touched[np.concatenate(self.changed)] = True
+        affected = self._affected()
         self.changed.clear()
-        affected = np.zeros(self.flow_op.size, dtype=bool)
-        while True:
-            grown = np.zeros_like(affected)
-            grown[self.ent_flow[touched[self.ent_link]]] = True
-            if np.array_equal(grown, affected):
-                break
-            affected = grown
-            touched[self.ent_link[affected[self.ent_flow]]] = True
         if affected.all():
             self.flow_rate = max_min_rates(self.ent_flow, self.ent_link, self.flow_op.size, self.capacity)
             return
@@ -276,10 +347,15 @@ class _Replay:
             if self.wake.triggered:
                 self.wake = self.env.event()
             if self.flow_op.size:
-                next_done = float(np.min(self.flow_left / self.flow_rate))
-                yield self.env.any_of([self.env.timeout(next_done), self.wake])
-            else:
-                yield self.wake
+                time_left = self.flow_left / self.flow_rate
+                next_done = float(time_left.min())
+                if self.env.now + next_done == self.env.now:
+                    # the clock cannot resolve what is left of these flows: they end now
+                    self.flow_left[self.env.now + time_left == self.env.now] = 0.0
+                    continue
+                self.next_done = self.env.timeout(next_done)
+                self.next_done.callbacks.append(self._flows_due)
+            yield self.wake
 
     def record(self) -> ReplayRecord:
         if np.isnan(self.end).any():
@@ -296,6 +372,13 @@ class _Replay:
             link_bytes=self.link_bytes, link_busy_s=self.link_busy,
             interval_link=link.astype(np.int64), interval_start_s=start, interval_end_s=stop,
         )
+
+
+def _take(parts: list[IntArray]) -> IntArray:
+    """Concatenate and clear a list of op arrays."""
+    ops = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    parts.clear()
+    return ops
 
 
 def replay(schedule: Schedule, topology: Topology) -> ReplayRecord:

@@ -11,7 +11,7 @@ import yaml
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
-from commsim.yamlio import load_yaml_model, read_text, validate_with_lines
+from commsim.yamlio import locate, read_text, read_yaml, validate_with_lines
 
 __all__ = [
     "from_spec",
@@ -45,21 +45,28 @@ def from_spec(spec: TopologySpec) -> Topology:
         PhysicalLink(l.between[0], l.between[1], l.kind, l.count, l.bandwidth, l.latency) for l in spec.links
     ]
     overrides = {k: (f.bandwidth, f.latency) for k, f in spec.link_kinds.items()}
-    return Topology(spec.name, devices, links, overrides, spec.description)
+    return Topology(spec.name, devices, links, overrides, spec.description, spec.peer_to_peer)
 
 
 def parse_topology(text: str, source: str = "<topology>") -> Topology:
     """Read a topology from YAML text; errors carry ``source:line:col``."""
-    spec = load_yaml_model(TopologySpec, text, source, TopologyError)
-    try:
-        return from_spec(spec)
-    except TopologyError as exc:
-        raise TopologyError(f"{source}: {exc}") from None
+    data, node = read_yaml(text, source, TopologyError)
+    if not isinstance(data, dict):
+        raise TopologyError(f"{source}: expected a mapping of fields at the top level, got {type(data).__name__}")
+    return topology_from_data(data, node, source)
 
 
 def topology_from_data(data: Any, node: yaml.Node | None, source: str) -> Topology:
-    """Build a topology from already-parsed YAML data (e.g. inline in a scenario)."""
+    """Build a topology from parsed YAML data and its node tree (a file, or inline in a scenario)."""
     spec = validate_with_lines(TopologySpec, data, node, source, TopologyError)
+    problems = spec.semantic_errors()
+    if problems:
+        lines = []
+        for loc, message in problems[:5]:
+            where = locate(node, loc)
+            prefix = f"{source}:{where[0]}:{where[1]}" if where else source
+            lines.append(f"{prefix}: {'.'.join(str(p) for p in loc)}: {message}")
+        raise TopologyError("\n".join(lines))
     try:
         return from_spec(spec)
     except TopologyError as exc:
@@ -84,6 +91,7 @@ def to_spec(topology: Topology) -> TopologySpec:
     return TopologySpec(
         name=topology.name,
         description=topology.description,
+        peer_to_peer=topology.peer_to_peer,
         link_kinds={
             k: KindFigures(bandwidth=bw, latency=lat) for k, (bw, lat) in topology.kind_overrides.items()
         },

@@ -112,7 +112,7 @@ class Link:
         return f"{self.name} ({bonded}{self.kind}, {format_bandwidth(self.bandwidth_Bps)})"
 
 
-@dataclass
+@dataclass(eq=False)
 class Topology:
     """A machine: devices, physical links and the directed link graph.
 
@@ -129,6 +129,10 @@ class Topology:
         defaults applied to links that do not set their own figures.
     description : str
         Free text, e.g. the source of the figures.
+    peer_to_peer : bool
+        Whether GPUs may read and write each other's memory directly over
+        PCIe/NVLink. Without it (consumer GPUs on stock drivers, some
+        virtual machines) NCCL stages data through host memory.
 
     Raises
     ------
@@ -142,6 +146,7 @@ class Topology:
     physical_links: Sequence[PhysicalLink]
     kind_overrides: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
     description: str = ""
+    peer_to_peer: bool = True
 
     def __post_init__(self) -> None:
         self.devices = tuple(self.devices)
@@ -340,7 +345,30 @@ class Topology:
             physical_links=links,
             kind_overrides=self.kind_overrides,
             description=self.description,
+            peer_to_peer=self.peer_to_peer,
         )
+
+    def scaled(self, factors: Mapping[str, float], latency_s: float | None = None,
+               name: str | None = None) -> Topology:
+        """A copy whose link bandwidths are multiplied per family or kind.
+
+        Parameters
+        ----------
+        factors : mapping
+            ``{family or kind: factor}``; the kind wins over its family.
+        latency_s : float, optional
+            If given, every link's latency is set to it (e.g. 0 for a
+            bandwidth-only replay).
+        """
+        links = []
+        for physical in self.physical_links:
+            bandwidth_Bps, link_latency_s = self._figures(physical)
+            kind = LINK_KINDS[physical.kind]
+            factor = factors.get(kind.name, factors.get(kind.family, 1.0))
+            links.append(replace(physical, bandwidth_Bps=bandwidth_Bps * factor,
+                                 latency_s=link_latency_s if latency_s is None else latency_s))
+        return Topology(name or self.name, self.devices, links, self.kind_overrides, self.description,
+                        self.peer_to_peer)
 
     def __repr__(self) -> str:
         return (
@@ -365,6 +393,11 @@ def _index_devices(devices: Sequence[Device], topology: str) -> dict[str, Device
             raise TopologyError(
                 f"topology {topology!r}: device {device.name!r} has unknown kind "
                 f"{device.kind!r}; valid: {', '.join(DEVICE_KINDS)}"
+            )
+        if device.reduce_bandwidth_Bps is not None and not device.reduce_bandwidth_Bps > 0:
+            raise TopologyError(
+                f"topology {topology!r}: device {device.name!r} has reduce bandwidth "
+                f"{device.reduce_bandwidth_Bps!r} B/s; it must be positive (omit it for free reductions)"
             )
         by_name[device.name] = device
     return by_name

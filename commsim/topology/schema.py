@@ -21,8 +21,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_validator,
+)
 
+from commsim.errors import UnknownNameError
 from commsim.topology.linkkinds import LINK_KINDS, kinds_matching
 from commsim.topology.model import DEVICE_KINDS
 from commsim.units import format_bandwidth, format_time, parse_bandwidth, parse_time
@@ -31,7 +39,10 @@ __all__ = ["Bandwidth", "DeviceSpec", "KindFigures", "LinkSpec", "Time", "Topolo
 
 
 def _bandwidth(value: Any) -> float:
-    return parse_bandwidth(value)
+    bandwidth_Bps = parse_bandwidth(value)
+    if bandwidth_Bps <= 0:
+        raise ValueError(f"bandwidth must be positive, got {value!r}")
+    return bandwidth_Bps
 
 
 def _time(value: Any) -> float:
@@ -112,6 +123,7 @@ class TopologySpec(_Strict):
 
     name: str
     description: str = ""
+    peer_to_peer: bool = True
     link_kinds: dict[str, KindFigures] = Field(default_factory=dict)
     devices: list[DeviceSpec] = Field(min_length=1)
     links: list[LinkSpec] = Field(default_factory=list)
@@ -119,5 +131,30 @@ class TopologySpec(_Strict):
     @field_validator("link_kinds")
     @classmethod
     def _known_kinds(cls, value: dict[str, KindFigures]) -> dict[str, KindFigures]:
-        kinds_matching(tuple(value))
+        try:
+            kinds_matching(tuple(value))
+        except UnknownNameError as exc:  # pydantic reports ValueErrors with their position
+            raise ValueError(str(exc)) from None
         return value
+
+    def semantic_errors(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """(location, message) of each device or link that contradicts the others."""
+        errors: list[tuple[tuple[str | int, ...], str]] = []
+        seen: set[str] = set()
+        for i, device in enumerate(self.devices):
+            if device.name in seen:
+                errors.append((("devices", i, "name"), f"device {device.name!r} is declared twice"))
+            seen.add(device.name)
+        for i, link in enumerate(self.links):
+            a, b = link.between
+            for end in (a, b):
+                if end not in seen:
+                    errors.append(
+                        (
+                            ("links", i, "between"),
+                            f"link {a}-{b} names unknown device {end!r}; devices: {', '.join(sorted(seen))}",
+                        )
+                    )
+            if a == b:
+                errors.append((("links", i, "between"), f"link from {a!r} to itself"))
+        return errors

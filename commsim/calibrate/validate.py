@@ -1,0 +1,157 @@
+"""Measured against predicted: the NCCL model on a real nccl-tests log.
+
+``validate_log`` infers the machine, predicts NCCL's time for every size in
+the log, and summarises the error overall, for bandwidth-bound sizes
+(>= 64 MiB) and for latency-bound ones (< 64 KiB), with a verdict.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from commsim.algorithms.base import Problem
+from commsim.calibrate.infer import Inference, infer_topology
+from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests
+from commsim.collectives import busbw_factor, get_collective
+from commsim.errors import ParseError
+from commsim.nccl.model import predict
+from commsim.nccl.params import NcclParams
+from commsim.topology.model import Topology
+
+__all__ = ["BANDWIDTH_BOUND_BYTES", "LATENCY_BOUND_BYTES", "Validation", "validate_log", "validate_file"]
+
+BANDWIDTH_BOUND_BYTES = 64 * 2**20
+"""Sizes from here on are called bandwidth-bound."""
+LATENCY_BOUND_BYTES = 64 * 2**10
+"""Sizes below this are called latency-bound."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One size: measured and predicted."""
+
+    nbytes: int
+    measured_time_s: float
+    predicted_time_s: float
+    measured_busbw_Bps: float
+    predicted_busbw_Bps: float
+    algorithm: str
+    protocol: str
+
+    @property
+    def error(self) -> float:
+        """Relative error of the predicted time (positive: predicted slower)."""
+        return self.predicted_time_s / self.measured_time_s - 1
+
+
+def _summary(rows: list[Row]) -> dict[str, float | int | None]:
+    errors = [abs(r.error) for r in rows]
+    return {
+        "sizes": len(rows),
+        "median_abs_error": statistics.median(errors) if errors else None,
+        "max_abs_error": max(errors) if errors else None,
+    }
+
+
+@dataclass(frozen=True)
+class Validation:
+    """A validation report."""
+
+    source: str
+    log: NcclTestsLog
+    inference: Inference
+    collective: str
+    rows: list[Row]
+    params: NcclParams = field(default_factory=NcclParams)
+
+    def summary(self) -> dict[str, dict[str, float | int | None]]:
+        """Median and max absolute time error: all sizes, >= 64 MiB, < 64 KiB."""
+        return {
+            "all": _summary(self.rows),
+            "bandwidth_bound": _summary([r for r in self.rows if r.nbytes >= BANDWIDTH_BOUND_BYTES]),
+            "latency_bound": _summary([r for r in self.rows if r.nbytes < LATENCY_BOUND_BYTES]),
+        }
+
+    def verdict(self) -> str:
+        """Whether the measurement is what this machine should reach at large sizes."""
+        large = [r for r in self.rows if r.nbytes >= BANDWIDTH_BOUND_BYTES] or self.rows[-3:]
+        ratio = statistics.median(r.measured_busbw_Bps / r.predicted_busbw_Bps for r in large)
+        if ratio >= 0.8:
+            return "as expected for this machine" + (" (faster than modelled)" if ratio > 1.25 else "")
+        causes = ["fewer NCCL channels than usual (NCCL_MAX_NCHANNELS, a busy GPU)",
+                  "a link running below its rated speed (PCIe width/generation, a degraded NVLink)",
+                  "peer-to-peer disabled (traffic through host memory)",
+                  "a slower or shared network than assumed"]
+        return f"{1 / ratio:.1f}x below what this machine should reach at large sizes; likely causes: " + \
+            "; ".join(causes)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``--json`` object."""
+        log, topo = self.log, self.inference.topology
+        return {
+            "machine": {"gpu_model": log.gpu_model, "gpus": log.n_ranks, "nodes": log.nodes,
+                        "hosts": log.hosts, "nccl_version": log.nccl_version,
+                        "gpus_per_thread": self.inference.gpus_per_thread,
+                        "reasons": self.inference.reasons},
+            "topology": {"name": topo.name, "description": topo.description,
+                         "peer_to_peer": topo.peer_to_peer},
+            "collective": self.collective,
+            "ranks": log.n_ranks,
+            "nodes": log.nodes,
+            "rows": [{"nbytes": r.nbytes, "measured_time_s": r.measured_time_s,
+                      "predicted_time_s": r.predicted_time_s, "measured_busbw_Bps": r.measured_busbw_Bps,
+                      "predicted_busbw_Bps": r.predicted_busbw_Bps, "algorithm": r.algorithm,
+                      "protocol": r.protocol} for r in self.rows],
+            "summary": self.summary(),
+            "verdict": self.verdict(),
+        }
+
+
+def _raw_tool_text(raw: str) -> str:
+    """The log without our ``## `` commentary lines."""
+    return "\n".join(line for line in raw.splitlines() if not line.lstrip().startswith("## "))
+
+
+def validate_log(log: NcclTestsLog, raw: str, *, topology: Topology | None = None, nic: str | None = None,
+                 params: NcclParams | None = None, collective: str | None = None) -> Validation:
+    """Predict every size of ``log`` with the NCCL model and compare."""
+    name = collective or log.collective
+    if name is None:
+        raise ParseError("the log does not say which collective it measured; give --collective", log.source)
+    coll = get_collective(name)
+    text = _raw_tool_text(raw)
+    inference = infer_topology(log, text, topology, nic)
+    params = params or NcclParams()
+    topo = inference.topology
+    ranks = tuple(topo.gpus[: log.n_ranks])
+    factor = busbw_factor(coll, len(ranks))
+    rows = []
+    for row in log.rows:
+        if row.nbytes <= 0:
+            continue
+        guess = predict(Problem(topo, ranks, coll, float(row.nbytes)), params, inference.gpus_per_thread,
+                        inference.algorithms).chosen
+        rows.append(Row(row.nbytes, row.oop_time_s, guess.time_s, row.oop_busbw_Bps,
+                        row.nbytes / guess.time_s * factor, guess.algorithm, guess.protocol))
+    return Validation(log.source or "<log>", log, inference, coll.value, rows, params)
+
+
+def _collective_from_name(name: str) -> str | None:
+    """A collective named in a file name (``..._all_reduce_...``), as a last resort."""
+    for candidate in ("reduce_scatter", "all_reduce", "all_gather", "all_to_all", "alltoall", "broadcast", "reduce"):
+        if candidate in name.lower():
+            return candidate
+    return None
+
+
+def validate_file(path: str | Path, **kwargs: Any) -> Validation:
+    """Load an nccl-tests log and validate the model against it."""
+    collective = kwargs.pop("collective", None)
+    log = load_nccl_tests(path, collective=collective)
+    if collective is None and log.collective is None:
+        collective = _collective_from_name(Path(path).name)
+    raw = Path(path).read_text(encoding="utf-8", errors="replace")
+    return validate_log(log, raw, collective=collective, **kwargs)

@@ -1,0 +1,122 @@
+"""What NCCL would see on a topology: nodes, GPUs per node, transports, NICs.
+
+NCCL chooses its transport between two GPUs of one node in this order:
+NVLink (direct or through an NVSwitch), PCIe peer-to-peer, and, when the
+GPUs cannot reach each other's memory (``peer_to_peer`` false), shared host
+memory (SHM), which stages every byte through the CPU. Between nodes it
+uses the NICs (NET).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from commsim.topology.model import Topology
+
+__all__ = ["GPU_ARCHS", "NcclMachine", "analyse", "gpu_arch"]
+
+GPU_ARCHS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "unknown")
+"""GPU generations, oldest first."""
+
+_ARCH_PATTERNS = [
+    ("blackwell", r"\bB[12]00\b|GB200"),
+    ("hopper", r"H100|H200|H800|GH200|H20\b"),
+    ("ada", r"RTX 40\d\d|\b4090\b|\b4080\b|L40|\bL4\b|RTX 6000 Ada"),
+    ("ampere", r"A100|A800|A30\b|A40\b|A10\b|RTX 30\d\d|\b3090\b|RTX A\d000"),
+    ("turing", r"RTX 20\d\d|\b2080\b|\bT4\b|Quadro RTX|TITAN RTX"),
+    ("volta", r"V100|TITAN V"),
+    ("pascal", r"P100|P40\b|GTX 10\d\d"),
+]
+
+
+def gpu_arch(model: str | None) -> str:
+    """The generation of a GPU model string, or ``"unknown"``."""
+    if model:
+        for arch, pattern in _ARCH_PATTERNS:
+            if re.search(pattern, model, re.IGNORECASE):
+                return arch
+    return "unknown"
+
+
+@dataclass(frozen=True)
+class NcclMachine:
+    """The facts NCCL's algorithm and protocol choice depends on.
+
+    Attributes
+    ----------
+    nodes : int
+        Boxes the ranks span.
+    per_node : int
+        Ranks per box (the same in every box).
+    transport : str
+        Between GPUs of one box: ``"nvlink"``, ``"nvswitch"``, ``"pcie"``,
+        ``"shm"`` (through host memory), or ``"none"`` with one GPU per box.
+    arch : str
+        GPU generation (see :data:`GPU_ARCHS`).
+    nvls : bool
+        NVLink SHARP available (NVSwitch with Hopper or newer GPUs).
+    nic_Bps : float
+        Network bandwidth of one box, per direction, summed over its NICs.
+    net_family : str or None
+        ``"infiniband"`` or ``"ethernet"`` for multi-node runs.
+    """
+
+    nodes: int
+    per_node: int
+    transport: str
+    arch: str
+    nvls: bool
+    nic_Bps: float
+    net_family: str | None
+
+    @property
+    def intra_hop(self) -> str:
+        """NCCL's hop class inside a box: ``"nvlink"`` or ``"pcie"`` (SHM counts as PCIe)."""
+        return "nvlink" if self.transport in ("nvlink", "nvswitch") else "pcie"
+
+    def describe(self) -> str:
+        """One line, e.g. ``2 nodes x 8 GPUs (hopper), nvswitch in a box, 400 GB/s NET per node``."""
+        text = f"{self.nodes} node(s) x {self.per_node} GPU(s) ({self.arch}), {self.transport} in a box"
+        if self.nodes > 1:
+            text += f", {self.nic_Bps / 1e9:.4g} GB/s {self.net_family} per node"
+        if self.nvls:
+            text += ", NVLS"
+        return text
+
+
+def _transport(topology: Topology, box_ranks: list[str]) -> str:
+    if len(box_ranks) < 2:
+        return "none"
+    members = set(box_ranks)
+    for link in topology.links:
+        if link.family != "nvlink" or link.src not in members:
+            continue
+        if link.dst in members:
+            return "nvlink"
+        if topology.device(link.dst).kind == "nvswitch":
+            return "nvswitch"
+    return "pcie" if topology.peer_to_peer else "shm"
+
+
+def _network(topology: Topology, box: int) -> tuple[float, str | None]:
+    total, family = 0.0, None
+    for link in topology.links:
+        device = topology.device(link.src)
+        if device.kind == "nic" and device.box == box and link.family in ("infiniband", "ethernet"):
+            total += link.bandwidth_Bps
+            family = link.family
+    return total, family
+
+
+def analyse(topology: Topology, ranks: tuple[str, ...]) -> NcclMachine:
+    """Describe ``ranks`` on ``topology`` as NCCL would find them."""
+    boxes: dict[int, list[str]] = {}
+    for rank in ranks:
+        boxes.setdefault(topology.device(rank).box, []).append(rank)
+    first = boxes[min(boxes)]
+    transport = _transport(topology, first)
+    arch = gpu_arch(topology.device(first[0]).model)
+    nvls = transport == "nvswitch" and arch in ("hopper", "blackwell")
+    nic_Bps, family = _network(topology, min(boxes)) if len(boxes) > 1 else (0.0, None)
+    return NcclMachine(len(boxes), len(first), transport, arch, nvls, nic_Bps, family)

@@ -1,0 +1,265 @@
+"""NCCL's choice of algorithm and protocol, and the time it takes.
+
+For every candidate (algorithm, protocol) the time is
+
+    launch + latency_scale x (baseLat + steps x hwLat) + size / algbw
+
+as in NCCL's ``tuning.cc``; NCCL runs the candidate with the smallest
+predicted time, and so does this model. What NCCL hard-codes per GPU
+generation, the bus bandwidth, is measured here on the topology itself: the
+engine replays NCCL's channels (the NVLink rings, the ring through the
+NVSwitch, over PCIe, or through host memory) on a copy of the machine whose
+links run at their NCCL efficiency, and the network part is the box's NIC
+bandwidth at the network family's efficiency.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+
+from commsim.algorithms.base import Problem
+from commsim.algorithms.multi_ring import MultiRing
+from commsim.algorithms.ringsteps import add_ring
+from commsim.collectives import Collective
+from commsim.engine import replay
+from commsim.nccl.constants import (
+    BASE_LATENCY_s,
+    HOP_LATENCY_s,
+    LL128_FACTOR,
+    LL_FACTOR_ALLREDUCE,
+    LL_FACTOR_OTHER,
+    TREE_FACTOR,
+    TREE_LL128_FACTOR,
+    TREE_LL_FACTOR,
+)
+from commsim.nccl.machine import NcclMachine, analyse
+from commsim.nccl.params import NcclParams
+from commsim.schedule import Schedule, ScheduleBuilder
+from commsim.topology.model import Topology
+
+__all__ = ["Candidate", "NcclPrediction", "host_path", "predict"]
+
+_REFERENCE_BYTES_PER_RANK = 64e6
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One (algorithm, protocol) NCCL could use, with its predicted cost."""
+
+    algorithm: str
+    protocol: str
+    latency_s: float
+    algbw_Bps: float
+    time_s: float
+
+
+@dataclass(frozen=True)
+class NcclPrediction:
+    """The model's answer for one size: the choice and every candidate considered."""
+
+    machine: NcclMachine
+    chosen: Candidate
+    candidates: list[Candidate]
+    ring_busbw_Bps: float
+
+
+def host_path(topology: Topology, src: str, dst: str) -> list[str]:
+    """Devices from ``src`` through its nearest CPU (host memory) to ``dst``."""
+    best: list[str] | None = None
+    for cpu in topology.devices_of_kind("cpu"):
+        up = topology.route(src, cpu)
+        if best is None or len(up) < len(best):
+            best = [topology.links[i].src for i in up] + [cpu]
+    if best is None:
+        return [src, dst]
+    down = topology.route(best[-1], dst)
+    return best + [topology.links[i].dst for i in down]
+
+
+def _hop_path(topology: Topology, a: str, b: str, transport: str) -> list[str] | None:
+    if transport == "shm":
+        return host_path(topology, a, b)
+    if transport == "nvlink" and topology.graph.has_edge(a, b):
+        return [a, b]
+    return None
+
+
+def _chain_schedule(topology: Topology, ranks: tuple[str, ...], transport: str, nbytes: float,
+                    kinds: list[str], pieces: int = 16) -> Schedule:
+    """A broadcast pipelined along the ranks in order, as NCCL's ring broadcast runs."""
+    builder = ScheduleBuilder(Collective.BROADCAST, nbytes, ranks, root=0)
+    previous_piece: list[int | None] = [None] * len(ranks)
+    for chunk in builder.split(nbytes, pieces):
+        before: int | None = None
+        for hop, (a, b) in enumerate(zip(ranks, ranks[1:])):
+            deps = [d for d in (before, previous_piece[hop]) if d is not None]
+            path = _hop_path(topology, a, b, transport)
+            before = builder.send(a, b, chunk, deps=deps, via=path, kinds=None if path else kinds)
+            previous_piece[hop] = before
+    return builder.build()
+
+
+def _ring_schedule(topology: Topology, ranks: tuple[str, ...], transport: str, nbytes: float,
+                   chain: bool) -> Schedule:
+    """NCCL's intra-box ring channels as a schedule of ``nbytes``.
+
+    Ring collectives use the whole ring (an all-reduce); broadcast and
+    reduce only pipeline along it from the root, so they are replayed as a
+    chain (no traffic on the closing hop, nothing in the other direction).
+    """
+    n = len(ranks)
+    kinds = ["nvlink"] if transport in ("nvlink", "nvswitch") else ["pcie", "inter_socket", "host_memory"]
+    if chain:
+        return _chain_schedule(topology, ranks, transport, nbytes, kinds)
+    if transport == "nvlink":
+        problem = Problem(topology, ranks, Collective.ALL_REDUCE, nbytes)
+        return MultiRing({"kinds": ["nvlink"], "bidirectional": True}).plan(problem)
+    builder = ScheduleBuilder(Collective.ALL_REDUCE, nbytes, ranks)
+    chunks = builder.split(nbytes, n, [(c - 1) % n for c in range(n)])
+    if transport == "shm":
+        paths = [host_path(topology, ranks[i], ranks[(i + 1) % n]) for i in range(n)]
+        add_ring(builder, ranks, chunks, Collective.ALL_REDUCE, paths=paths)
+    else:
+        add_ring(builder, ranks, chunks, Collective.ALL_REDUCE, kinds=kinds)
+    return builder.build()
+
+
+_BUSBW_CACHE: weakref.WeakKeyDictionary[Topology, dict[tuple[object, ...], float]] = weakref.WeakKeyDictionary()
+
+
+def _intra_busbw(topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams,
+                 chain: bool) -> float:
+    """Bus bandwidth of NCCL's ring inside one box (cached per topology and parameters)."""
+    key = (ranks, transport, chain, params.model_dump_json())
+    cache = _BUSBW_CACHE.setdefault(topology, {})
+    if key not in cache:
+        cache[key] = _replayed_busbw(topology, ranks, transport, params, chain)
+    return cache[key]
+
+
+def _replayed_busbw(topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams,
+                    chain: bool) -> float:
+    """Replay NCCL's ring at NCCL efficiencies and return its bus bandwidth."""
+    factors = {family: params.family_efficiency(family) for family in params.efficiency}
+    if transport == "shm":
+        factors["pcie"] = params.shm_efficiency
+    effective = topology.scaled(factors, latency_s=0.0)
+    nbytes = _REFERENCE_BYTES_PER_RANK * len(ranks)
+    time_s = replay(_ring_schedule(effective, ranks, transport, nbytes, chain), effective).makespan_s
+    n = len(ranks)
+    return nbytes / time_s if chain else nbytes / time_s * 2 * (n - 1) / n
+
+
+def _nvlink_port_Bps(topology: Topology, gpu: str) -> float:
+    return sum(l.bandwidth_Bps for l in topology.links if l.src == gpu and l.family == "nvlink")
+
+
+def _net_route_latency(topology: Topology, machine: NcclMachine, ranks: tuple[str, ...]) -> float:
+    """Latency of the network part of a route between the first two boxes."""
+    if machine.nodes < 2:
+        return 0.0
+    first = ranks[0]
+    other = next(r for r in ranks if topology.device(r).box != topology.device(first).box)
+    route = topology.route(first, other)
+    return sum(topology.links[i].latency_s for i in route if topology.links[i].family in ("infiniband", "ethernet"))
+
+
+def _steps(collective: Collective, n: int) -> int:
+    if collective is Collective.ALL_REDUCE:
+        return 2 * (n - 1)
+    if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return n - 1
+    return n
+
+
+def _ring_candidates(problem: Problem, m: NcclMachine, busbw: float, net_lat: float,
+                     params: NcclParams) -> list[tuple[str, str, float, float]]:
+    n, coll = problem.n, problem.collective
+    steps, inter = _steps(coll, n), (_steps(coll, m.nodes) if m.nodes > 1 else 0)
+    ll = LL_FACTOR_ALLREDUCE if (m.nodes > 1 or coll in (Collective.ALL_REDUCE, Collective.REDUCE)) \
+        else LL_FACTOR_OTHER
+    factors = {"LL": ll, "LL128": LL128_FACTOR, "Simple": 1.0}
+    out = []
+    for proto, factor in factors.items():
+        if proto == "LL128" and m.transport not in ("nvlink", "nvswitch"):
+            continue  # NCCL enables LL128 by default on NVLink machines only
+        hop = HOP_LATENCY_s[m.intra_hop]["ring"][proto]
+        net_hop = HOP_LATENCY_s["net"]["ring"][proto] + net_lat
+        latency = BASE_LATENCY_s["ring"][proto] + (steps - inter) * hop + inter * net_hop
+        out.append(("ring", proto, latency, busbw * factor * n / steps))
+    return out
+
+
+def _tree_candidates(problem: Problem, m: NcclMachine, busbw: float, net_lat: float,
+                     params: NcclParams) -> list[tuple[str, str, float, float]]:
+    factors = {"LL": TREE_LL_FACTOR, "LL128": TREE_LL128_FACTOR, "Simple": 1.0}
+    out = []
+    for proto, factor in factors.items():
+        if proto == "LL128" and m.transport not in ("nvlink", "nvswitch"):
+            continue
+        intra = (m.per_node - 1) * HOP_LATENCY_s[m.intra_hop]["tree"][proto]
+        inter = math.log2(m.nodes) * (HOP_LATENCY_s["net"]["tree"][proto] + net_lat) if m.nodes > 1 else 0
+        latency = BASE_LATENCY_s["tree"][proto] + 2 * (intra + inter)
+        out.append(("tree", proto, latency, busbw * TREE_FACTOR * factor * 0.5))
+    return out
+
+
+def _nvls_candidates(problem: Problem, m: NcclMachine, net_Bps: float, net_lat: float,
+                     params: NcclParams) -> list[tuple[str, str, float, float]]:
+    port = _nvlink_port_Bps(problem.topology, problem.ranks[0]) * params.nvls_efficiency
+    if m.nodes == 1:
+        latency = BASE_LATENCY_s["nvls"]["Simple"] + HOP_LATENCY_s["nvlink"]["nvls"]["Simple"]
+        return [("nvls", "Simple", latency, port)]
+    latency = BASE_LATENCY_s["nvls_tree"]["Simple"] + HOP_LATENCY_s["nvlink"]["nvls_tree"]["Simple"] \
+        + 2 * math.log2(m.nodes) * (HOP_LATENCY_s["net"]["nvls_tree"]["Simple"] + net_lat)
+    return [("nvls_tree", "Simple", latency, min(port, net_Bps))]
+
+
+def bus_bandwidths(problem: Problem, params: NcclParams) -> tuple[NcclMachine, float, float]:
+    """(machine, ring bus bandwidth, network bandwidth per box) at NCCL efficiencies."""
+    m = analyse(problem.topology, problem.ranks)
+    net_Bps = m.nic_Bps * params.family_efficiency(m.net_family) if m.net_family else math.inf
+    intra = math.inf
+    if m.per_node > 1:
+        first_box = tuple(r for r in problem.ranks
+                          if problem.topology.device(r).box == problem.topology.device(problem.ranks[0]).box)
+        chain = problem.collective in (Collective.BROADCAST, Collective.REDUCE)
+        intra = _intra_busbw(problem.topology, first_box, m.transport, params, chain)
+    return m, min(intra, net_Bps), net_Bps
+
+
+def predict(problem: Problem, params: NcclParams | None = None, gpus_per_thread: int = 1,
+            algorithms: tuple[str, ...] | None = None,
+            protocols: tuple[str, ...] | None = None) -> NcclPrediction:
+    """NCCL's choice and time for ``problem``.
+
+    Parameters
+    ----------
+    problem : Problem
+    params : NcclParams, optional
+        Model parameters (defaults documented in :mod:`commsim.nccl.params`).
+    gpus_per_thread : int
+        GPUs one host thread drives (nccl-tests ``-g``); each adds ``launch_s``.
+    algorithms, protocols : tuple of str, optional
+        Restrict the choice, as ``NCCL_ALGO`` / ``NCCL_PROTO`` do.
+    """
+    params = params or NcclParams()
+    m, busbw, net_Bps = bus_bandwidths(problem, params)
+    net_lat = _net_route_latency(problem.topology, m, problem.ranks)
+    raw = _ring_candidates(problem, m, busbw, net_lat, params)
+    if problem.collective is Collective.ALL_REDUCE:
+        raw += _tree_candidates(problem, m, busbw, net_lat, params)
+        if m.nvls:
+            raw += _nvls_candidates(problem, m, net_Bps, net_lat, params)
+    launch = params.launch_s * gpus_per_thread
+    candidates = [
+        Candidate(a, p, lat, bw, launch + params.latency_scale * lat + problem.nbytes / bw)
+        for a, p, lat, bw in raw
+        if (algorithms is None or a in algorithms) and (protocols is None or p in protocols)
+    ]
+    if not candidates:
+        raise ValueError(f"no NCCL algorithm among {algorithms} with protocols {protocols} applies")
+    chosen = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
+    return NcclPrediction(m, chosen, candidates, busbw)
