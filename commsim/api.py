@@ -114,6 +114,8 @@ def simulate(
     if verify:
         schedule.verify()
     record = replay(schedule, topo)
+    analytic = algo.analytic_time(problem)
+    time_s = analytic if algo.time_from_model and analytic is not None else record.makespan_s
     return Result(
         label=label or algorithm,
         algorithm=algorithm,
@@ -121,12 +123,14 @@ def simulate(
         topology=topo.name,
         ranks=problem.n,
         nbytes=problem.nbytes,
-        time_s=record.makespan_s,
+        time_s=time_s,
+        replay_time_s=record.makespan_s,
         links=link_loads(topo, record),
-        analytic_time_s=algo.analytic_time(problem),
+        analytic_time_s=analytic,
         params=dict(params or {}),
         record=record,
         schedule=schedule,
+        topology_obj=topo,
     )
 
 

@@ -15,8 +15,10 @@ from rich.console import Console
 from rich.table import Table
 
 from commsim.errors import CommsimError
+from commsim.results import Result
 
 app = typer.Typer(
+    pretty_exceptions_enable=False,
     add_completion=False,
     no_args_is_help=True,
     help="Predict and explain the time of collective communication on GPU machines.",
@@ -44,6 +46,12 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON records.")] = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
     verify: Annotated[bool, typer.Option(help="Prove each schedule correct symbolically.")] = False,
+    explain: Annotated[
+        bool, typer.Option(help="Show each model's choice (e.g. NCCL's algorithm and protocol).")
+    ] = False,
+    param: Annotated[
+        list[str] | None, typer.Option(help="Algorithm parameter KEY=VALUE (YAML value; repeatable).")
+    ] = None,
 ) -> None:
     """Simulate a scenario file, or one built from flags, and print the results."""
     from commsim.api import run_scenario, simulate
@@ -64,10 +72,15 @@ def run(
             _fail("give a scenario file, or --topology and --algorithm (and --size)")
         assert topology is not None and algorithm is not None
         sizes = size or ["160 MB"]
+        params = _parse_params(param or [])
         results = [
-            simulate(topology, a, collective, s, gpus=gpus, verify=verify) for a in algorithm for s in sizes
+            simulate(topology, a, collective, s, gpus=gpus, verify=verify, params=params)
+            for a in algorithm
+            for s in sizes
         ]
         title = f"{collective} on {results[0].topology}" if results else None
+    if explain:
+        _explain(results)
     if json_out:
         print(results_json(results))
     elif csv_out:
@@ -76,6 +89,122 @@ def run(
         out.print(results_table(results, title=title))
         if len({r.label for r in results}) > 1 and len({r.nbytes for r in results}) > 1:
             out.print(winners_table(results))
+
+
+def _parse_params(items: list[str]) -> dict[str, object]:
+    import yaml
+
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            _fail(f"--param {item!r} must look like KEY=VALUE, e.g. --param gpus_per_thread=8")
+        params[key.strip()] = yaml.safe_load(value)
+    return params
+
+
+def _explain(results: list[Result]) -> None:
+    from commsim.algorithms import Problem, make_algorithm
+
+    for r in results:
+        algorithm = make_algorithm(r.algorithm, r.params)
+        explain = getattr(algorithm, "explain", None)
+        if explain is None or r.schedule is None or r.topology_obj is None:
+            out.print(f"{r.label}: {r.algorithm} has no model choice to explain", highlight=False)
+            continue
+        problem = Problem(r.topology_obj, r.schedule.ranks, r.collective, r.nbytes, r.schedule.root or 0)
+        out.print(f"[bold]{r.label}, {r.nbytes:.0f} B[/]", highlight=False)
+        out.print(explain(problem), highlight=False)
+
+
+@app.command()
+def validate(
+    log: Annotated[Path, typer.Argument(help="nccl-tests output (text or -J JSON).")],
+    topology: Annotated[
+        str | None, typer.Option(help="Topology name or YAML path (default: inferred).")
+    ] = None,
+    nic: Annotated[
+        str | None, typer.Option(help="Network link kind for multi-node logs, e.g. ib_hdr.")
+    ] = None,
+    calibrated: Annotated[
+        Path | None, typer.Option(help="Calibrated topology from 'commsim calibrate'.")
+    ] = None,
+    collective: Annotated[str | None, typer.Option(help="Collective, if the log does not name it.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    plot: Annotated[
+        Path | None, typer.Option(help="Write measured vs predicted busbw to this PNG/SVG.")
+    ] = None,
+) -> None:
+    """Compare a real nccl-tests log with the NCCL model's prediction for every size."""
+    import json
+
+    from commsim.calibrate.validate import validate_file
+    from commsim.nccl import NcclParams
+    from commsim.topology import get_topology, load_topology_file
+
+    topo = None
+    params = None
+    if calibrated is not None:
+        topo = load_topology_file(calibrated)
+        params = NcclParams.model_validate(dict(topo.nccl)) if topo.nccl else None
+    elif topology is not None:
+        topo = get_topology(topology)
+    report = validate_file(log, topology=topo, nic=nic, params=params, collective=collective)
+    if plot is not None:
+        from commsim.report.plots import plot_validation
+
+        plot_validation(report, plot)
+    if json_out:
+        print(json.dumps(report.to_json(), indent=2))
+        return
+    _print_validation(report)
+
+
+def _print_validation(report: object) -> None:
+    from commsim.calibrate.validate import Validation
+    from commsim.units import format_bandwidth, format_size, format_time
+
+    assert isinstance(report, Validation)
+    data = report.to_json()
+    machine = data["machine"]
+    out.print(
+        f"[bold]{report.source}[/]: {report.collective}, {machine['gpus']} x {machine['gpu_model']}, "
+        f"{machine['nodes']} node(s)",
+        highlight=False,
+    )
+    out.print(f"topology: {data['topology']['name']}", highlight=False)
+    for reason in machine["reasons"]:
+        out.print(f"  - {reason}", highlight=False)
+    table = Table()
+    for column in (
+        "size",
+        "measured",
+        "predicted",
+        "error",
+        "measured busbw",
+        "predicted busbw",
+        "NCCL choice",
+    ):
+        table.add_column(column, justify="right")
+    for r in report.rows:
+        table.add_row(
+            format_size(r.nbytes),
+            format_time(r.measured_time_s),
+            format_time(r.predicted_time_s),
+            f"{r.error:+.1%}",
+            format_bandwidth(r.measured_busbw_Bps),
+            format_bandwidth(r.predicted_busbw_Bps),
+            f"{r.algorithm}/{r.protocol}",
+        )
+    out.print(table)
+    for regime, stats in data["summary"].items():
+        if stats["median_abs_error"] is not None:
+            out.print(
+                f"{regime}: {stats['sizes']} sizes, median |error| {stats['median_abs_error']:.1%}, "
+                f"max {stats['max_abs_error']:.1%}",
+                highlight=False,
+            )
+    out.print(f"verdict: {data['verdict']}", highlight=False)
 
 
 @app.command()
@@ -179,6 +308,51 @@ def topo_show(
             format_time(link.latency_s),
         )
     out.print(table)
+
+
+@topo_app.command("import")
+def topo_import(
+    matrix: Annotated[Path, typer.Argument(help="Text holding 'nvidia-smi topo -m' output.")],
+    gpu_model: Annotated[
+        str | None, typer.Option("--gpu", "--gpu-model", help="GPU model, e.g. A100-SXM4-80GB.")
+    ] = None,
+    cpu_model: Annotated[
+        str | None, typer.Option(help="CPU model (AMD selects xGMI between sockets).")
+    ] = None,
+    name: Annotated[str | None, typer.Option(help="Name of the topology.")] = None,
+    nvlink_kind: Annotated[str | None, typer.Option(help="NVLink kind, e.g. nvlink3.")] = None,
+    pcie_kind: Annotated[str | None, typer.Option(help="PCIe kind, e.g. pcie4_x16.")] = None,
+    nic_kind: Annotated[str | None, typer.Option(help="Network kind of the NICs, e.g. ib_hdr.")] = None,
+    p2p: Annotated[
+        bool | None,
+        typer.Option("--p2p/--no-p2p", help="GPU peer-to-peer (default: from a topo -p2p matrix, else yes)."),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write the topology YAML here.")
+    ] = None,
+) -> None:
+    """Build a topology from a real machine's 'nvidia-smi topo -m' output."""
+    import yaml
+
+    from commsim.topology import load_topo_matrix, save_topology, topology_to_dict
+
+    given = {
+        "gpu_model": gpu_model,
+        "cpu_model": cpu_model,
+        "name": name,
+        "nvlink_kind": nvlink_kind,
+        "pcie_kind": pcie_kind,
+        "nic_kind": nic_kind,
+        "p2p": p2p,
+    }
+    topo = load_topo_matrix(matrix, **{k: v for k, v in given.items() if v is not None})
+    if output is not None:
+        save_topology(topo, output)
+        err.print(
+            f"wrote {output}: {len(topo.gpus)} GPUs, {len(topo.physical_links)} links. {topo.description}"
+        )
+    else:
+        print(yaml.safe_dump(topology_to_dict(topo), sort_keys=False, width=100), end="")
 
 
 @topo_app.command("schema")

@@ -87,13 +87,17 @@ class Result:
     ranks : int
     nbytes : float
     time_s : float
-        Simulated completion time.
+        Completion time: the replay's, or the algorithm's model time for
+        algorithms that model what a replay leaves out (``nccl``).
     algbw_Bps, busbw_Bps : float
         nccl-tests' algorithm and bus bandwidths (bytes per second).
     links : list of LinkLoad
         Every used link, busiest first.
     analytic_time_s : float or None
         The algorithm's closed form, where it has one.
+    replay_time_s : float or None
+        The ideal replay's completion time (equal to ``time_s`` unless the
+        time comes from a model).
     """
 
     label: str
@@ -105,9 +109,11 @@ class Result:
     time_s: float
     links: list[LinkLoad]
     analytic_time_s: float | None = None
+    replay_time_s: float | None = None
     params: dict[str, Any] = field(default_factory=dict)
     record: ReplayRecord | None = field(default=None, repr=False)
     schedule: Schedule | None = field(default=None, repr=False)
+    topology_obj: Topology | None = field(default=None, repr=False)
 
     @property
     def algbw_Bps(self) -> float:
@@ -145,6 +151,7 @@ class Result:
             "algbw_Bps": self.algbw_Bps,
             "busbw_Bps": self.busbw_Bps,
             "analytic_time_s": self.analytic_time_s,
+            "replay_time_s": self.replay_time_s,
             "bottleneck": [
                 {"link": b.link, "kind": b.kind, "utilisation": b.utilisation, "busy_s": b.busy_s}
                 for b in self.bottleneck

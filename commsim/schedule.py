@@ -148,7 +148,8 @@ class ScheduleBuilder:
     _n_ops: int = field(default=0, init=False)
     # per allowed-kinds key: sorted (src << 32 | dst) codes of routed paths and their indices
     _pair_cache: dict[tuple[str, ...] | None, tuple[IntArray, IntArray]] = field(
-        default_factory=dict, init=False)
+        default_factory=dict, init=False
+    )
 
     def __post_init__(self) -> None:
         self.ranks = tuple(self.ranks)
@@ -174,27 +175,52 @@ class ScheduleBuilder:
         owner_list = list(owners) if owners is not None else [-1] * parts
         return [self.chunk(nbytes / parts, owner_list[i]) for i in range(parts)]
 
-    def path(self, src: str, dst: str, kinds: Sequence[str] | None = None,
-             via: Sequence[str] | None = None) -> int:
+    def path(
+        self, src: str, dst: str, kinds: Sequence[str] | None = None, via: Sequence[str] | None = None
+    ) -> int:
         """Index of a path spec, adding it if new."""
-        spec = PathSpec(src, dst, tuple(kinds) if kinds is not None else None,
-                        tuple(via) if via is not None else None)
+        spec = PathSpec(
+            src, dst, tuple(kinds) if kinds is not None else None, tuple(via) if via is not None else None
+        )
         return self._paths.setdefault(spec, len(self._paths))
 
-    def send(self, src: str, dst: str, chunk: int, *, reduce: bool = False,
-             deps: Iterable[int] = (), kinds: Sequence[str] | None = None,
-             via: Sequence[str] | None = None, step: int = 0) -> int:
+    def send(
+        self,
+        src: str,
+        dst: str,
+        chunk: int,
+        *,
+        reduce: bool = False,
+        deps: Iterable[int] = (),
+        kinds: Sequence[str] | None = None,
+        via: Sequence[str] | None = None,
+        step: int = 0,
+    ) -> int:
         """Add one send and return its op id."""
-        ids = self.sends([src], [dst], [chunk], reduce=reduce, deps=[list(deps)],
-                         kinds=kinds, via=[via] if via is not None else None, step=step)
+        ids = self.sends(
+            [src],
+            [dst],
+            [chunk],
+            reduce=reduce,
+            deps=[list(deps)],
+            kinds=kinds,
+            via=[via] if via is not None else None,
+            step=step,
+        )
         return int(ids[0])
 
-    def sends(self, src: Sequence[str] | IntArray, dst: Sequence[str] | IntArray,
-              chunk: ArrayLike, *, reduce: bool | ArrayLike = False,
-              deps: Sequence[Iterable[int]] | ArrayLike | None = None,
-              kinds: Sequence[str] | None = None,
-              via: Sequence[Sequence[str] | None] | None = None,
-              step: int | ArrayLike = 0) -> IntArray:
+    def sends(
+        self,
+        src: Sequence[str] | IntArray,
+        dst: Sequence[str] | IntArray,
+        chunk: ArrayLike,
+        *,
+        reduce: bool | ArrayLike = False,
+        deps: Sequence[Iterable[int]] | ArrayLike | None = None,
+        kinds: Sequence[str] | None = None,
+        via: Sequence[Sequence[str] | None] | None = None,
+        step: int | ArrayLike = 0,
+    ) -> IntArray:
         """Add many sends at once and return their op ids.
 
         ``src`` and ``dst`` are device names, or integer arrays of device
@@ -209,10 +235,14 @@ class ScheduleBuilder:
         if np.any(src_idx == dst_idx):
             bad = self._device_names()[int(src_idx[np.flatnonzero(src_idx == dst_idx)[0]])]
             raise ScheduleError(f"send from {bad!r} to itself")
-        cols = (src_idx, dst_idx, np.broadcast_to(np.asarray(chunk, np.int64), count).copy(),
-                np.broadcast_to(np.asarray(reduce, bool), count).astype(np.int64),
-                self._path_indices(src_idx, dst_idx, kinds, via),
-                np.broadcast_to(np.asarray(step, np.int64), count).copy())
+        cols = (
+            src_idx,
+            dst_idx,
+            np.broadcast_to(np.asarray(chunk, np.int64), count).copy(),
+            np.broadcast_to(np.asarray(reduce, bool), count).astype(np.int64),
+            self._path_indices(src_idx, dst_idx, kinds, via),
+            np.broadcast_to(np.asarray(step, np.int64), count).copy(),
+        )
         if cols[2].size and (cols[2].min() < 0 or cols[2].max() >= len(self._chunks)):
             raise ScheduleError(f"sends name a chunk outside 0..{len(self._chunks) - 1}")
         first = self._n_ops
@@ -231,13 +261,20 @@ class ScheduleBuilder:
             return devices.astype(np.int64)
         return np.fromiter((self.device_index(str(d)) for d in devices), np.int64, len(devices))
 
-    def _path_indices(self, src: IntArray, dst: IntArray, kinds: Sequence[str] | None,
-                      via: Sequence[Sequence[str] | None] | None) -> IntArray:
+    def _path_indices(
+        self,
+        src: IntArray,
+        dst: IntArray,
+        kinds: Sequence[str] | None,
+        via: Sequence[Sequence[str] | None] | None,
+    ) -> IntArray:
         names = self._device_names()
         if via is not None:
-            return np.fromiter((self.path(names[s], names[d], kinds, v)
-                                for s, d, v in zip(src.tolist(), dst.tolist(), via)),
-                               np.int64, src.size)
+            return np.fromiter(
+                (self.path(names[s], names[d], kinds, v) for s, d, v in zip(src.tolist(), dst.tolist(), via)),
+                np.int64,
+                src.size,
+            )
         # Routed paths: look the (src, dst) pairs up in a sorted table, and
         # add the new pairs in ascending (src, dst) order.
         key = tuple(kinds) if kinds is not None else None
@@ -251,16 +288,20 @@ class ScheduleBuilder:
             new_codes = _sorted_unique(codes[~hit])
         else:
             new_codes = _sorted_unique(codes)
-        new_index = np.fromiter((self.path(names[c >> 32], names[c & 0xFFFFFFFF], kinds)
-                                 for c in new_codes.tolist()), np.int64, new_codes.size)
+        new_index = np.fromiter(
+            (self.path(names[c >> 32], names[c & 0xFFFFFFFF], kinds) for c in new_codes.tolist()),
+            np.int64,
+            new_codes.size,
+        )
         codes_all = np.concatenate([known, new_codes])
         order = np.argsort(codes_all, kind="stable")
         known, known_index = codes_all[order], np.concatenate([known_index, new_index])[order]
         self._pair_cache[key] = (known, known_index)
         return known_index[np.searchsorted(known, codes)]
 
-    def _dep_rows(self, deps: Sequence[Iterable[int]] | ArrayLike | None, count: int,
-                  first: int) -> tuple[IntArray, IntArray]:
+    def _dep_rows(
+        self, deps: Sequence[Iterable[int]] | ArrayLike | None, count: int, first: int
+    ) -> tuple[IntArray, IntArray]:
         """Dependencies as (lengths, flat indices) for one block of sends."""
         if deps is None:
             return np.zeros(count, np.int64), np.empty(0, np.int64)
@@ -269,7 +310,7 @@ class ScheduleBuilder:
             lengths, flat = mask.sum(axis=1).astype(np.int64), deps[mask].astype(np.int64)
             owner = np.repeat(np.arange(first, first + count), lengths)
         else:
-            rows = [np.asarray(list(d), dtype=np.int64) for d in deps]  # type: ignore[union-attr]
+            rows = [np.asarray(list(d), dtype=np.int64) for d in deps]  # type: ignore[union-attr,arg-type]
             lengths = np.fromiter((r.size for r in rows), np.int64, len(rows))
             flat = np.concatenate(rows) if rows else np.empty(0, np.int64)
             owner = np.repeat(np.arange(first, first + len(rows)), lengths)
@@ -283,6 +324,7 @@ class ScheduleBuilder:
 
     def build(self) -> Schedule:
         """Freeze into a :class:`Schedule`."""
+
         def column(i: int) -> IntArray:
             parts = [c[i] for c in self._cols]
             return np.concatenate(parts) if parts else np.empty(0, np.int64)
@@ -292,13 +334,23 @@ class ScheduleBuilder:
         indices = np.concatenate([b[1] for b in self._deps]) if self._deps else np.empty(0, np.int64)
         chunks = np.array(self._chunks, dtype=np.float64).reshape(-1, 3)
         return Schedule(
-            collective=self.collective, nbytes=float(self.nbytes), ranks=tuple(self.ranks),
-            devices=tuple(self._devices), root=self.root,
-            chunk_nbytes=chunks[:, 0].copy(), chunk_owner=chunks[:, 1].astype(np.int64),
+            collective=self.collective,
+            nbytes=float(self.nbytes),
+            ranks=tuple(self.ranks),
+            devices=tuple(self._devices),
+            root=self.root,
+            chunk_nbytes=chunks[:, 0].copy(),
+            chunk_owner=chunks[:, 1].astype(np.int64),
             chunk_target=chunks[:, 2].astype(np.int64),
-            op_src=column(0), op_dst=column(1), op_chunk=column(2),
-            op_reduce=column(3).astype(bool), op_path=column(4), op_step=column(5),
-            dep_indptr=indptr, dep_indices=indices, paths=tuple(self._paths),
+            op_src=column(0),
+            op_dst=column(1),
+            op_chunk=column(2),
+            op_reduce=column(3).astype(bool),
+            op_path=column(4),
+            op_step=column(5),
+            dep_indptr=indptr,
+            dep_indices=indices,
+            paths=tuple(self._paths),
         )
 
 

@@ -160,3 +160,36 @@ def test_topology_subcommands() -> None:
     assert algos.returncode == 0
     for name in ("parameter_server", "sharded_parameter_server", "ring", "naive_ring"):
         assert name in algos.stdout
+
+
+def test_topo_import_writes_a_topology(tmp_path: Path) -> None:
+    out = tmp_path / "machine.yaml"
+    matrix = ROOT / "tests" / "data" / "nvsmi" / "dgx1_v100.txt"
+    proc = commsim("topo", "import", str(matrix), "--gpu", "Tesla V100-SXM2-32GB", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    from commsim.topology import load_topology_file
+
+    topo = load_topology_file(out)
+    assert len(topo.gpus) == 8
+    assert topo.link("gpu0", "gpu3").count == 2  # NV2
+    shown = commsim("topo", "show", str(out))
+    assert shown.returncode == 0 and "nvlink2" in shown.stdout
+
+
+def test_run_nccl_explain() -> None:
+    proc = commsim(
+        "run",
+        "--topology",
+        "dgx_a100",
+        "--algorithm",
+        "nccl",
+        "--size",
+        "1 GB",
+        "--param",
+        "gpus_per_thread=8",
+        "--explain",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "-> ring      Simple" in proc.stdout and "nvswitch in a box" in proc.stdout
+    bad = commsim("run", "--topology", "dgx_a100", "--algorithm", "nccl", "--param", "gpus_per_thread")
+    assert bad.returncode == 2 and "KEY=VALUE" in bad.stderr

@@ -82,6 +82,9 @@ class Algorithm:
     summary: ClassVar[str] = ""
     reference: ClassVar[str] = ""
     collectives: ClassVar[frozenset[Collective]] = frozenset()
+    time_from_model: ClassVar[bool] = False
+    """True when the algorithm's closed form, not the ideal replay, is its time (e.g. ``nccl``,
+    whose protocol overheads and latencies the replay of its channels leaves out)."""
     Params: ClassVar[type[_ParamsModel]] = NoParams
 
     def __init__(self, params: _ParamsModel | dict[str, Any] | None = None) -> None:

@@ -28,9 +28,7 @@ __all__ = ["NaiveRing", "Ring"]
 class RingParams(Params):
     """The ring's order."""
 
-    order: list[int] | None = Field(
-        None, description="rank indices in ring order (default 0, 1, ..., n-1)"
-    )
+    order: list[int] | None = Field(None, description="rank indices in ring order (default 0, 1, ..., n-1)")
 
 
 class NaiveRingParams(RingParams):
@@ -92,8 +90,9 @@ class Ring(Algorithm):
         for step in range(first, stop):
             held = (i - step) % n if step < n - 1 else (i + 1 - (step - (n - 1))) % n
             deps = None if prev is None else prev[(i - 1) % n].reshape(-1, 1)
-            prev = builder.sends(position, position[(i + 1) % n], chunks[held],
-                                 reduce=step < n - 1, deps=deps, step=step)
+            prev = builder.sends(
+                position, position[(i + 1) % n], chunks[held], reduce=step < n - 1, deps=deps, step=step
+            )
         return builder.build()
 
     def analytic_time(self, problem: Problem) -> float | None:
@@ -128,7 +127,7 @@ class NaiveRing(Algorithm):
         self.check(problem)
         assert isinstance(self.params, NaiveRingParams)
         ring = _order(problem, self.params.order)
-        ring = ring[problem.root:] + ring[:problem.root]
+        ring = ring[problem.root :] + ring[: problem.root]
         n, pieces = len(ring), self.params.chunks
         builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
         hops = [(ring[h % n], ring[(h + 1) % n], h < n - 1) for h in range(n)]  # reduce chain

@@ -24,8 +24,15 @@ from commsim.topology.resolve import get_topology
 __all__ = ["Inference", "infer_topology"]
 
 _SHIPPED_BOX = {"ampere": "dgx_a100", "hopper": "hgx_h100", "volta": "dgx1_v100", "pascal": "dgx1_p100"}
-_PCIE_BY_ARCH = {"pascal": "pcie3_x16", "volta": "pcie3_x16", "turing": "pcie3_x16", "ampere": "pcie4_x16",
-                 "ada": "pcie4_x16", "hopper": "pcie5_x16", "blackwell": "pcie5_x16"}
+_PCIE_BY_ARCH = {
+    "pascal": "pcie3_x16",
+    "volta": "pcie3_x16",
+    "turing": "pcie3_x16",
+    "ampere": "pcie4_x16",
+    "ada": "pcie4_x16",
+    "hopper": "pcie5_x16",
+    "blackwell": "pcie5_x16",
+}
 _NIC_BY_ARCH = {"ampere": "ib_hdr", "hopper": "ib_ndr", "blackwell": "ib_ndr"}
 
 
@@ -57,7 +64,11 @@ def _network(raw: str, arch: str) -> tuple[str, str, str]:
         nic = _NIC_BY_ARCH.get(arch, "ib_edr")
         return nic, "gpu", f"the log shows InfiniBand (NET/IB); {nic} per GPU assumed for {arch} GPUs"
     nic = _NIC_BY_ARCH.get(arch, "eth_100g")
-    return nic, "gpu" if nic.startswith("ib") else "box", f"no network named in the log; {nic} assumed for {arch}"
+    return (
+        nic,
+        "gpu" if nic.startswith("ib") else "box",
+        f"no network named in the log; {nic} assumed for {arch}",
+    )
 
 
 def _p2p(raw: str, log: NcclTestsLog, topology: Topology, reasons: list[str]) -> bool:
@@ -68,7 +79,9 @@ def _p2p(raw: str, log: NcclTestsLog, topology: Topology, reasons: list[str]) ->
     except ImportError:  # pragma: no cover - the importer ships with commsim
         status = None
     if status is not None:
-        reasons.append(f"GPU peer-to-peer {'available' if status else 'NOT available'} (nvidia-smi topo -p2p)")
+        reasons.append(
+            f"GPU peer-to-peer {'available' if status else 'NOT available'} (nvidia-smi topo -p2p)"
+        )
         return status
     nvlinked = any(link.family == "nvlink" for link in topology.links)
     geforce = "geforce" in (log.gpu_model or "").lower()
@@ -78,8 +91,9 @@ def _p2p(raw: str, log: NcclTestsLog, topology: Topology, reasons: list[str]) ->
     return topology.peer_to_peer
 
 
-def infer_topology(log: NcclTestsLog, raw: str, topology: Topology | None = None,
-                   nic: str | None = None) -> Inference:
+def infer_topology(
+    log: NcclTestsLog, raw: str, topology: Topology | None = None, nic: str | None = None
+) -> Inference:
     """Pick or build the topology a log was measured on, with the reasons."""
     reasons: list[str] = []
     arch = gpu_arch(log.gpu_model)
@@ -88,9 +102,10 @@ def infer_topology(log: NcclTestsLog, raw: str, topology: Topology | None = None
     if box is not None:
         reasons.append(f"topology given: {box.name}")
     elif log.topo_matrix:
-        from commsim.topology.nvsmi import topo_matrix_from_log
+        from commsim.topology.nvsmi import find_p2p_status, topo_matrix_from_log
 
-        box = topo_matrix_from_log(log)
+        status = find_p2p_status(raw)
+        box = topo_matrix_from_log(log, p2p=status is not False)
         reasons.append("built from the nvidia-smi topo -m matrix in the log")
     elif arch in _SHIPPED_BOX and per_node <= 8:
         box = get_topology(_SHIPPED_BOX[arch])
@@ -107,8 +122,10 @@ def infer_topology(log: NcclTestsLog, raw: str, topology: Topology | None = None
         box = get_topology("cluster", box=box, nodes=log.nodes, nic=kind, nic_per=nic_per)
         reasons.append(f"{log.nodes} hosts in the device list: a cluster of {log.nodes} boxes")
     algorithms = None
-    if re.search(r"NCCL_TREE_THRESHOLD(=| set by environment to )0\b|NCCL_ALGO(=| set by environment to )[Rr]ing\b",
-                 raw):
+    if re.search(
+        r"NCCL_TREE_THRESHOLD(=| set by environment to )0\b|NCCL_ALGO(=| set by environment to )[Rr]ing\b",
+        raw,
+    ):
         algorithms = ("ring",)
         reasons.append("the log forces NCCL's ring algorithm (NCCL_TREE_THRESHOLD=0 or NCCL_ALGO=Ring)")
     gpus_per_thread = int(log.header.get("nGpus", 1) or 1)
@@ -119,6 +136,13 @@ def replace_p2p(topology: Topology, peer_to_peer: bool) -> Topology:
     """The same machine with peer-to-peer on or off."""
     if topology.peer_to_peer == peer_to_peer:
         return topology
-    return Topology(topology.name, topology.devices, topology.physical_links, topology.kind_overrides,
-                    topology.description, peer_to_peer)
-
+    note = "" if peer_to_peer else " GPU peer-to-peer unavailable: NCCL stages data through host memory."
+    return Topology(
+        topology.name,
+        topology.devices,
+        topology.physical_links,
+        topology.kind_overrides,
+        topology.description + note,
+        peer_to_peer,
+        topology.nccl,
+    )

@@ -21,7 +21,7 @@ from commsim.nccl.model import predict
 from commsim.nccl.params import NcclParams
 from commsim.topology.model import Topology
 
-__all__ = ["BANDWIDTH_BOUND_BYTES", "LATENCY_BOUND_BYTES", "Validation", "validate_log", "validate_file"]
+__all__ = ["BANDWIDTH_BOUND_BYTES", "LATENCY_BOUND_BYTES", "Validation", "validate_file", "validate_log"]
 
 BANDWIDTH_BOUND_BYTES = 64 * 2**20
 """Sizes from here on are called bandwidth-bound."""
@@ -81,30 +81,50 @@ class Validation:
         ratio = statistics.median(r.measured_busbw_Bps / r.predicted_busbw_Bps for r in large)
         if ratio >= 0.8:
             return "as expected for this machine" + (" (faster than modelled)" if ratio > 1.25 else "")
-        causes = ["fewer NCCL channels than usual (NCCL_MAX_NCHANNELS, a busy GPU)",
-                  "a link running below its rated speed (PCIe width/generation, a degraded NVLink)",
-                  "peer-to-peer disabled (traffic through host memory)",
-                  "a slower or shared network than assumed"]
-        return f"{1 / ratio:.1f}x below what this machine should reach at large sizes; likely causes: " + \
-            "; ".join(causes)
+        causes = [
+            "fewer NCCL channels than usual (NCCL_MAX_NCHANNELS, a busy GPU)",
+            "a link running below its rated speed (PCIe width/generation, a degraded NVLink)",
+            "peer-to-peer disabled (traffic through host memory)",
+            "a slower or shared network than assumed",
+        ]
+        return (
+            f"{1 / ratio:.1f}x below what this machine should reach at large sizes; likely causes: "
+            + "; ".join(causes)
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object."""
         log, topo = self.log, self.inference.topology
         return {
-            "machine": {"gpu_model": log.gpu_model, "gpus": log.n_ranks, "nodes": log.nodes,
-                        "hosts": log.hosts, "nccl_version": log.nccl_version,
-                        "gpus_per_thread": self.inference.gpus_per_thread,
-                        "reasons": self.inference.reasons},
-            "topology": {"name": topo.name, "description": topo.description,
-                         "peer_to_peer": topo.peer_to_peer},
+            "machine": {
+                "gpu_model": log.gpu_model,
+                "gpus": log.n_ranks,
+                "nodes": log.nodes,
+                "hosts": log.hosts,
+                "nccl_version": log.nccl_version,
+                "gpus_per_thread": self.inference.gpus_per_thread,
+                "reasons": self.inference.reasons,
+            },
+            "topology": {
+                "name": topo.name,
+                "description": topo.description,
+                "peer_to_peer": topo.peer_to_peer,
+            },
             "collective": self.collective,
             "ranks": log.n_ranks,
             "nodes": log.nodes,
-            "rows": [{"nbytes": r.nbytes, "measured_time_s": r.measured_time_s,
-                      "predicted_time_s": r.predicted_time_s, "measured_busbw_Bps": r.measured_busbw_Bps,
-                      "predicted_busbw_Bps": r.predicted_busbw_Bps, "algorithm": r.algorithm,
-                      "protocol": r.protocol} for r in self.rows],
+            "rows": [
+                {
+                    "nbytes": r.nbytes,
+                    "measured_time_s": r.measured_time_s,
+                    "predicted_time_s": r.predicted_time_s,
+                    "measured_busbw_Bps": r.measured_busbw_Bps,
+                    "predicted_busbw_Bps": r.predicted_busbw_Bps,
+                    "algorithm": r.algorithm,
+                    "protocol": r.protocol,
+                }
+                for r in self.rows
+            ],
             "summary": self.summary(),
             "verdict": self.verdict(),
         }
@@ -115,8 +135,15 @@ def _raw_tool_text(raw: str) -> str:
     return "\n".join(line for line in raw.splitlines() if not line.lstrip().startswith("## "))
 
 
-def validate_log(log: NcclTestsLog, raw: str, *, topology: Topology | None = None, nic: str | None = None,
-                 params: NcclParams | None = None, collective: str | None = None) -> Validation:
+def validate_log(
+    log: NcclTestsLog,
+    raw: str,
+    *,
+    topology: Topology | None = None,
+    nic: str | None = None,
+    params: NcclParams | None = None,
+    collective: str | None = None,
+) -> Validation:
     """Predict every size of ``log`` with the NCCL model and compare."""
     name = collective or log.collective
     if name is None:
@@ -132,16 +159,37 @@ def validate_log(log: NcclTestsLog, raw: str, *, topology: Topology | None = Non
     for row in log.rows:
         if row.nbytes <= 0:
             continue
-        guess = predict(Problem(topo, ranks, coll, float(row.nbytes)), params, inference.gpus_per_thread,
-                        inference.algorithms).chosen
-        rows.append(Row(row.nbytes, row.oop_time_s, guess.time_s, row.oop_busbw_Bps,
-                        row.nbytes / guess.time_s * factor, guess.algorithm, guess.protocol))
+        guess = predict(
+            Problem(topo, ranks, coll, float(row.nbytes)),
+            params,
+            inference.gpus_per_thread,
+            inference.algorithms,
+        ).chosen
+        rows.append(
+            Row(
+                row.nbytes,
+                row.oop_time_s,
+                guess.time_s,
+                row.oop_busbw_Bps,
+                row.nbytes / guess.time_s * factor,
+                guess.algorithm,
+                guess.protocol,
+            )
+        )
     return Validation(log.source or "<log>", log, inference, coll.value, rows, params)
 
 
 def _collective_from_name(name: str) -> str | None:
     """A collective named in a file name (``..._all_reduce_...``), as a last resort."""
-    for candidate in ("reduce_scatter", "all_reduce", "all_gather", "all_to_all", "alltoall", "broadcast", "reduce"):
+    for candidate in (
+        "reduce_scatter",
+        "all_reduce",
+        "all_gather",
+        "all_to_all",
+        "alltoall",
+        "broadcast",
+        "reduce",
+    ):
         if candidate in name.lower():
             return candidate
     return None

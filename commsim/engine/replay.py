@@ -21,6 +21,7 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
+from commsim.engine.arrays import expand_rows, gather_csr, sorted_unique, transpose_csr
 from commsim.engine.fairshare import max_min_rates
 from commsim.errors import TopologyError
 from commsim.schedule import Schedule
@@ -73,9 +74,7 @@ def _resolve_paths(schedule: Schedule, topology: Topology) -> tuple[IntArray, In
     for spec in schedule.paths:
         if spec.via is not None:
             if spec.via[0] != spec.src or spec.via[-1] != spec.dst:
-                raise TopologyError(
-                    f"explicit path {list(spec.via)} must run from {spec.src} to {spec.dst}"
-                )
+                raise TopologyError(f"explicit path {list(spec.via)} must run from {spec.src} to {spec.dst}")
             routes.append(topology.links_between(spec.via))
         else:
             routes.append(topology.route(spec.src, spec.dst, spec.kinds))
@@ -86,76 +85,42 @@ def _resolve_paths(schedule: Schedule, topology: Topology) -> tuple[IntArray, In
     return ptr, links, latency
 
 
-def _gather_csr(ptr: IntArray, values: IntArray, rows: IntArray) -> tuple[IntArray, IntArray]:
-    """(row position per entry, value per entry) of the given CSR rows."""
-    first = ptr[rows]
-    lengths = ptr[rows + 1] - first
-    if lengths.size and lengths.min() == 1 == lengths.max():  # one entry per row: no repeats
-        return np.arange(rows.size), values[first]
-    owner = np.repeat(np.arange(rows.size), lengths)
-    # entry k of the output reads values[first[owner[k]] + (k - start of its row)]
-    shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
-    return owner, values[np.arange(owner.size) + shift]
-
-
-def _sorted_unique(values: IntArray) -> IntArray:
-    """``np.unique`` of an integer array, by sorting (much faster for small arrays)."""
-    result = np.sort(values)
-    if result.size > 1:
-        keep = np.empty(result.size, dtype=bool)
-        keep[0] = True
-        np.not_equal(result[1:], result[:-1], out=keep[1:])
-        result = result[keep]
-    return result
-
-
-def _dependents(dep_indptr: IntArray, dep_indices: IntArray, n_ops: int) -> tuple[IntArray, IntArray]:
-    """CSR (ptr, ops) of the ops that depend on each op, in op order."""
-    owner = np.repeat(np.arange(n_ops), np.diff(dep_indptr))
-    order = np.argsort(dep_indices, kind="stable")
-    ptr = np.zeros(n_ops + 1, np.int64)
-    np.cumsum(np.bincount(dep_indices, minlength=n_ops), out=ptr[1:])
-    return ptr, owner[order]
-
-
 class _Replay:
     """State of one replay; :func:`replay` is the public entry point.
 
-    Flow state lives in parallel numpy arrays (one row per live flow, in the
-    order the flows started) and ``ent_flow``/``ent_link`` pairs (one per
-    link a flow crosses, grouped by flow in the same order). Every event
-    does a fixed number of whole-array operations, whatever the number of
-    flows: no Python loop runs per send.
+    Flow state lives in parallel numpy arrays, one row per live flow in the
+    order the flows started, plus ``ent_flow``/``ent_link``: one entry per
+    link a flow crosses, grouped by flow in the same order. Every event does
+    a fixed number of whole-array operations whatever the number of flows
+    it touches; per-send figures (bytes, latency, reduction delay) are
+    gathered for the sends of the event only, so memory stays a few arrays
+    per send.
     """
 
     def __init__(self, schedule: Schedule, topology: Topology) -> None:
         self.env = simpy.Environment()
         self.s = schedule
         n_ops, n_links = schedule.n_ops, len(topology.links)
-        path_ptr, path_links, path_latency = _resolve_paths(schedule, topology)
-        lengths = (path_ptr[1:] - path_ptr[:-1])[schedule.op_path]
-        self.op_ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        self.op_links = _gather_csr(path_ptr, path_links, schedule.op_path)[1]
-        self.op_latency = path_latency[schedule.op_path]
-        self.op_nbytes = schedule.op_nbytes
-        self.op_reduce_s = self._reduce_delays(topology)
+        path_ptr, path_links, self.path_latency = _resolve_paths(schedule, topology)
+        self.op_ptr, self.op_links = expand_rows(path_ptr, path_links, schedule.op_path)
+        self.reduce_rate = self._reduce_rates(topology)
         self.capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
         self.waiting = np.diff(schedule.dep_indptr)
-        self.dep_ptr, self.dependents = _dependents(schedule.dep_indptr, schedule.dep_indices, n_ops)
+        self.dep_ptr, self.dependents = transpose_csr(schedule.dep_indptr, schedule.dep_indices, n_ops)
         self.ready = np.full(n_ops, np.nan)
         self.data_start = np.full(n_ops, np.nan)
         self.end = np.full(n_ops, np.nan)
         self.flow_op = np.empty(0, np.int64)
         self.flow_left = np.empty(0)
         self.flow_rate = np.empty(0)
-        self.flow_done_at = np.empty(0)  # bytes left below which a flow is done
+        self.flow_done_at = np.empty(0)  # bytes left at or below which a flow is done
         self.ent_flow = np.empty(0, np.int64)
         self.ent_link = np.empty(0, np.int64)
         self.link_users = np.zeros(n_links, np.int64)
         self.link_bytes = np.zeros(n_links)
         self.link_busy = np.zeros(n_links)
         self.link_open = np.zeros(n_links)
-        self.intervals: list[tuple[IntArray, FloatArray, FloatArray]] = []
+        self.intervals: list[tuple[IntArray, FloatArray, float]] = []
         self.to_activate: list[IntArray] = []
         self.to_complete: list[IntArray] = []
         self.changed: list[IntArray] = []
@@ -164,17 +129,27 @@ class _Replay:
         self.wake = self.env.event()
         self.next_done: simpy.Event | None = None
 
-    def _reduce_delays(self, topology: Topology) -> FloatArray:
+    def _reduce_rates(self, topology: Topology) -> FloatArray | None:
+        """Reduction bandwidth per device (inf: free), or None if every reduction is free."""
         rate = np.array(
-            [topology.device(d).reduce_bandwidth_Bps or np.inf if topology.has_device(d) else np.inf
-             for d in self.s.devices], dtype=float)
-        return np.where(self.s.op_reduce, self.op_nbytes / rate[self.s.op_dst], 0.0)
+            [
+                topology.device(d).reduce_bandwidth_Bps or np.inf if topology.has_device(d) else np.inf
+                for d in self.s.devices
+            ],
+            dtype=float,
+        )
+        return rate if np.isfinite(rate).any() else None
+
+    def _nbytes(self, ops: IntArray) -> FloatArray:
+        return self.s.chunk_nbytes[self.s.op_chunk[ops]]
+
+    def _reduce_delays(self, ops: IntArray) -> FloatArray:
+        assert self.reduce_rate is not None
+        return np.where(self.s.op_reduce[ops], self._nbytes(ops) / self.reduce_rate[self.s.op_dst[ops]], 0.0)
 
     # -- zero-time bookkeeping ------------------------------------------
     def _later(self, delays: FloatArray, ops: IntArray, sink: list[IntArray]) -> None:
         """Put ``ops`` into ``sink`` after their delays (now, or via simpy timeouts)."""
-        if not ops.size:
-            return
         now_mask = delays <= 0
         if now_mask.all():
             sink.append(ops)
@@ -200,16 +175,17 @@ class _Replay:
             sink.append(ops)
             if not self.wake.triggered:
                 self.wake.succeed()
+
         return callback
 
     def _flows_due(self, event: simpy.Event) -> None:
-        """Callback of the timeout set for the next flow completion."""
+        """Callback of the timeout set for the next flow completion (stale ones do nothing)."""
         if event is self.next_done and not self.wake.triggered:
             self.wake.succeed()
 
     def _start(self, ops: IntArray) -> None:
         self.ready[ops] = self.env.now
-        self._later(self.op_latency[ops], ops, self.to_activate)
+        self._later(self.path_latency[self.s.op_path[ops]], ops, self.to_activate)
 
     def _settle(self) -> None:
         """Apply every activation and completion due now."""
@@ -217,12 +193,13 @@ class _Replay:
             if self.to_activate:
                 ops = _take(self.to_activate)
                 self.data_start[ops] = self.env.now
-                empty = self.op_nbytes[ops] <= 0
+                nbytes = self._nbytes(ops)
+                empty = nbytes <= 0
                 if empty.any():
                     self.to_complete.append(ops[empty])
-                    ops = ops[~empty]
+                    ops, nbytes = ops[~empty], nbytes[~empty]
                 if ops.size:
-                    self._add_flows(ops)
+                    self._add_flows(ops, nbytes)
             if self.to_complete:
                 self._complete(_take(self.to_complete))
 
@@ -230,18 +207,17 @@ class _Replay:
         if not ops.size:
             return
         self.end[ops] = self.env.now
-        nxt = _gather_csr(self.dep_ptr, self.dependents, ops)[1]
+        nxt = gather_csr(self.dep_ptr, self.dependents, ops)[1]
         if nxt.size:
             np.subtract.at(self.waiting, nxt, 1)
-            ready = _sorted_unique(nxt[self.waiting[nxt] == 0])
+            ready = sorted_unique(nxt[self.waiting[nxt] == 0])
             if ready.size:
                 self._start(ready)
 
     # -- the flow network -------------------------------------------------
-    def _add_flows(self, ops: IntArray) -> None:
+    def _add_flows(self, ops: IntArray, nbytes: FloatArray) -> None:
         first = self.flow_op.size
-        nbytes = self.op_nbytes[ops]
-        owner, links = _gather_csr(self.op_ptr, self.op_links, ops)
+        owner, links = gather_csr(self.op_ptr, self.op_links, ops)
         if first:
             self.flow_op = np.concatenate([self.flow_op, ops])
             self.flow_left = np.concatenate([self.flow_left, nbytes])
@@ -250,7 +226,7 @@ class _Replay:
             self.ent_flow = np.concatenate([self.ent_flow, owner + first])
             self.ent_link = np.concatenate([self.ent_link, links])
         else:
-            self.flow_op, self.flow_left = ops, nbytes
+            self.flow_op, self.flow_left = ops, nbytes.copy()
             self.flow_rate, self.flow_done_at = np.zeros(ops.size), _DONE_REL * nbytes
             self.ent_flow, self.ent_link = owner, links
         self._count_users(links, +1)
@@ -267,9 +243,7 @@ class _Replay:
             self.link_users -= delta
             closed = np.flatnonzero((self.link_users == 0) & (delta > 0))
             if closed.size:
-                self.intervals.append(
-                    (closed, self.link_open[closed].copy(), np.full(closed.size, self.env.now))
-                )
+                self.intervals.append((closed, self.link_open[closed], self.env.now))
 
     def _advance(self) -> None:
         """Move every flow forward to now and retire the finished ones."""
@@ -285,12 +259,12 @@ class _Replay:
             self._remove_flows(done)
 
     def _remove_flows(self, done: NDArray[np.bool_]) -> None:
-        ops = self.flow_op[done]
         if done.all():  # the whole flow set ends together (a symmetric step)
-            gone_link, gone_ops = self.ent_link, self.flow_op[self.ent_flow]
+            ops, gone_link, gone_ops = self.flow_op, self.ent_link, self.flow_op[self.ent_flow]
             self.ent_flow = self.ent_link = self.flow_op = np.empty(0, np.int64)
             self.flow_left = self.flow_rate = self.flow_done_at = np.empty(0)
         else:
+            ops = self.flow_op[done]
             gone = done[self.ent_flow]
             gone_link, gone_ops = self.ent_link[gone], self.flow_op[self.ent_flow[gone]]
             keep, stay = ~done, ~gone
@@ -298,16 +272,20 @@ class _Replay:
             self.ent_flow, self.ent_link = new_index[self.ent_flow[stay]], self.ent_link[stay]
             self.flow_op, self.flow_left = self.flow_op[keep], self.flow_left[keep]
             self.flow_rate, self.flow_done_at = self.flow_rate[keep], self.flow_done_at[keep]
-        self.link_bytes += np.bincount(gone_link, weights=self.op_nbytes[gone_ops],
-                                       minlength=self.link_bytes.size)
+        self.link_bytes += np.bincount(
+            gone_link, weights=self._nbytes(gone_ops), minlength=self.link_bytes.size
+        )
         self._count_users(gone_link, -1)
         self.changed.append(gone_link)
-        self._later(self.op_reduce_s[ops], ops, self.to_complete)
+        if self.reduce_rate is None:
+            self.to_complete.append(ops)
+        else:
+            self._later(self._reduce_delays(ops), ops, self.to_complete)
 
     def _affected(self) -> NDArray[np.bool_]:
         """Flows connected (through shared links, transitively) to a changed link."""
         touched = np.zeros(self.capacity.size, dtype=bool)
-        touched[np.concatenate(self.changed) if len(self.changed) > 1 else self.changed[0]] = True
+        touched[_take(self.changed)] = True
         affected = np.zeros(self.flow_op.size, dtype=bool)
         while True:
             reached = touched[self.ent_link] & ~affected[self.ent_flow]
@@ -324,7 +302,6 @@ class _Replay:
             self.changed.clear()
             return
         affected = self._affected()
-        self.changed.clear()
         if affected.all():
             self.flow_rate = max_min_rates(self.ent_flow, self.ent_link, self.flow_op.size, self.capacity)
             return
@@ -336,8 +313,7 @@ class _Replay:
 
     def run(self):  # type: ignore[no-untyped-def]
         """The simpy process: advance, settle, recompute, sleep until the next event."""
-        roots = np.flatnonzero(self.waiting == 0)
-        self._start(roots)
+        self._start(np.flatnonzero(self.waiting == 0))
         while True:
             self._advance()
             self._settle()
@@ -362,15 +338,23 @@ class _Replay:
             missing = int(np.flatnonzero(np.isnan(self.end))[0])
             raise RuntimeError(f"replay ended with op {missing} never completed")
         if self.intervals:
-            link, start, stop = (np.concatenate(parts) for parts in zip(*self.intervals))
+            links, starts, stops = zip(*self.intervals)
+            link, start = np.concatenate(links), np.concatenate(starts)
+            stop = np.repeat(np.array(stops), [part.size for part in links])
         else:
             link, start, stop = np.empty(0, np.int64), np.empty(0), np.empty(0)
         return ReplayRecord(
             makespan_s=float(self.end.max()) if self.end.size else 0.0,
-            op_ready_s=self.ready, op_data_start_s=self.data_start, op_end_s=self.end,
-            op_links_ptr=self.op_ptr, op_links=self.op_links,
-            link_bytes=self.link_bytes, link_busy_s=self.link_busy,
-            interval_link=link.astype(np.int64), interval_start_s=start, interval_end_s=stop,
+            op_ready_s=self.ready,
+            op_data_start_s=self.data_start,
+            op_end_s=self.end,
+            op_links_ptr=self.op_ptr,
+            op_links=self.op_links,
+            link_bytes=self.link_bytes,
+            link_busy_s=self.link_busy,
+            interval_link=link.astype(np.int64),
+            interval_start_s=start,
+            interval_end_s=stop,
         )
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 __all__ = [
     "ALGORITHMS",
-    "BASE_LATENCY_s",
-    "HOP_LATENCY_s",
     "LL128_FACTOR",
     "LL_FACTOR_ALLREDUCE",
     "LL_FACTOR_OTHER",
@@ -19,6 +17,8 @@ __all__ = [
     "TREE_FACTOR",
     "TREE_LL128_FACTOR",
     "TREE_LL_FACTOR",
+    "BASE_LATENCY_s",
+    "HOP_LATENCY_s",
 ]
 
 PROTOCOLS = ("LL", "LL128", "Simple")

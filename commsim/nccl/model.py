@@ -25,14 +25,14 @@ from commsim.algorithms.ringsteps import add_ring
 from commsim.collectives import Collective
 from commsim.engine import replay
 from commsim.nccl.constants import (
-    BASE_LATENCY_s,
-    HOP_LATENCY_s,
     LL128_FACTOR,
     LL_FACTOR_ALLREDUCE,
     LL_FACTOR_OTHER,
     TREE_FACTOR,
     TREE_LL128_FACTOR,
     TREE_LL_FACTOR,
+    BASE_LATENCY_s,
+    HOP_LATENCY_s,
 )
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.params import NcclParams
@@ -86,8 +86,14 @@ def _hop_path(topology: Topology, a: str, b: str, transport: str) -> list[str] |
     return None
 
 
-def _chain_schedule(topology: Topology, ranks: tuple[str, ...], transport: str, nbytes: float,
-                    kinds: list[str], pieces: int = 16) -> Schedule:
+def _chain_schedule(
+    topology: Topology,
+    ranks: tuple[str, ...],
+    transport: str,
+    nbytes: float,
+    kinds: list[str],
+    pieces: int = 16,
+) -> Schedule:
     """A broadcast pipelined along the ranks in order, as NCCL's ring broadcast runs."""
     builder = ScheduleBuilder(Collective.BROADCAST, nbytes, ranks, root=0)
     previous_piece: list[int | None] = [None] * len(ranks)
@@ -101,8 +107,9 @@ def _chain_schedule(topology: Topology, ranks: tuple[str, ...], transport: str, 
     return builder.build()
 
 
-def _ring_schedule(topology: Topology, ranks: tuple[str, ...], transport: str, nbytes: float,
-                   chain: bool) -> Schedule:
+def _ring_schedule(
+    topology: Topology, ranks: tuple[str, ...], transport: str, nbytes: float, chain: bool
+) -> Schedule:
     """NCCL's intra-box ring channels as a schedule of ``nbytes``.
 
     Ring collectives use the whole ring (an all-reduce); broadcast and
@@ -126,11 +133,14 @@ def _ring_schedule(topology: Topology, ranks: tuple[str, ...], transport: str, n
     return builder.build()
 
 
-_BUSBW_CACHE: weakref.WeakKeyDictionary[Topology, dict[tuple[object, ...], float]] = weakref.WeakKeyDictionary()
+_BUSBW_CACHE: weakref.WeakKeyDictionary[Topology, dict[tuple[object, ...], float]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
-def _intra_busbw(topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams,
-                 chain: bool) -> float:
+def _intra_busbw(
+    topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams, chain: bool
+) -> float:
     """Bus bandwidth of NCCL's ring inside one box (cached per topology and parameters)."""
     key = (ranks, transport, chain, params.model_dump_json())
     cache = _BUSBW_CACHE.setdefault(topology, {})
@@ -139,8 +149,9 @@ def _intra_busbw(topology: Topology, ranks: tuple[str, ...], transport: str, par
     return cache[key]
 
 
-def _replayed_busbw(topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams,
-                    chain: bool) -> float:
+def _replayed_busbw(
+    topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams, chain: bool
+) -> float:
     """Replay NCCL's ring at NCCL efficiencies and return its bus bandwidth."""
     factors = {family: params.family_efficiency(family) for family in params.efficiency}
     if transport == "shm":
@@ -163,7 +174,9 @@ def _net_route_latency(topology: Topology, machine: NcclMachine, ranks: tuple[st
     first = ranks[0]
     other = next(r for r in ranks if topology.device(r).box != topology.device(first).box)
     route = topology.route(first, other)
-    return sum(topology.links[i].latency_s for i in route if topology.links[i].family in ("infiniband", "ethernet"))
+    return sum(
+        topology.links[i].latency_s for i in route if topology.links[i].family in ("infiniband", "ethernet")
+    )
 
 
 def _steps(collective: Collective, n: int) -> int:
@@ -174,12 +187,16 @@ def _steps(collective: Collective, n: int) -> int:
     return n
 
 
-def _ring_candidates(problem: Problem, m: NcclMachine, busbw: float, net_lat: float,
-                     params: NcclParams) -> list[tuple[str, str, float, float]]:
+def _ring_candidates(
+    problem: Problem, m: NcclMachine, busbw: float, net_lat: float, params: NcclParams
+) -> list[tuple[str, str, float, float]]:
     n, coll = problem.n, problem.collective
     steps, inter = _steps(coll, n), (_steps(coll, m.nodes) if m.nodes > 1 else 0)
-    ll = LL_FACTOR_ALLREDUCE if (m.nodes > 1 or coll in (Collective.ALL_REDUCE, Collective.REDUCE)) \
+    ll = (
+        LL_FACTOR_ALLREDUCE
+        if (m.nodes > 1 or coll in (Collective.ALL_REDUCE, Collective.REDUCE))
         else LL_FACTOR_OTHER
+    )
     factors = {"LL": ll, "LL128": LL128_FACTOR, "Simple": 1.0}
     out = []
     for proto, factor in factors.items():
@@ -192,8 +209,9 @@ def _ring_candidates(problem: Problem, m: NcclMachine, busbw: float, net_lat: fl
     return out
 
 
-def _tree_candidates(problem: Problem, m: NcclMachine, busbw: float, net_lat: float,
-                     params: NcclParams) -> list[tuple[str, str, float, float]]:
+def _tree_candidates(
+    problem: Problem, m: NcclMachine, busbw: float, net_lat: float, params: NcclParams
+) -> list[tuple[str, str, float, float]]:
     factors = {"LL": TREE_LL_FACTOR, "LL128": TREE_LL128_FACTOR, "Simple": 1.0}
     out = []
     for proto, factor in factors.items():
@@ -206,14 +224,18 @@ def _tree_candidates(problem: Problem, m: NcclMachine, busbw: float, net_lat: fl
     return out
 
 
-def _nvls_candidates(problem: Problem, m: NcclMachine, net_Bps: float, net_lat: float,
-                     params: NcclParams) -> list[tuple[str, str, float, float]]:
+def _nvls_candidates(
+    problem: Problem, m: NcclMachine, net_Bps: float, net_lat: float, params: NcclParams
+) -> list[tuple[str, str, float, float]]:
     port = _nvlink_port_Bps(problem.topology, problem.ranks[0]) * params.nvls_efficiency
     if m.nodes == 1:
         latency = BASE_LATENCY_s["nvls"]["Simple"] + HOP_LATENCY_s["nvlink"]["nvls"]["Simple"]
         return [("nvls", "Simple", latency, port)]
-    latency = BASE_LATENCY_s["nvls_tree"]["Simple"] + HOP_LATENCY_s["nvlink"]["nvls_tree"]["Simple"] \
+    latency = (
+        BASE_LATENCY_s["nvls_tree"]["Simple"]
+        + HOP_LATENCY_s["nvlink"]["nvls_tree"]["Simple"]
         + 2 * math.log2(m.nodes) * (HOP_LATENCY_s["net"]["nvls_tree"]["Simple"] + net_lat)
+    )
     return [("nvls_tree", "Simple", latency, min(port, net_Bps))]
 
 
@@ -223,16 +245,23 @@ def bus_bandwidths(problem: Problem, params: NcclParams) -> tuple[NcclMachine, f
     net_Bps = m.nic_Bps * params.family_efficiency(m.net_family) if m.net_family else math.inf
     intra = math.inf
     if m.per_node > 1:
-        first_box = tuple(r for r in problem.ranks
-                          if problem.topology.device(r).box == problem.topology.device(problem.ranks[0]).box)
+        first_box = tuple(
+            r
+            for r in problem.ranks
+            if problem.topology.device(r).box == problem.topology.device(problem.ranks[0]).box
+        )
         chain = problem.collective in (Collective.BROADCAST, Collective.REDUCE)
         intra = _intra_busbw(problem.topology, first_box, m.transport, params, chain)
     return m, min(intra, net_Bps), net_Bps
 
 
-def predict(problem: Problem, params: NcclParams | None = None, gpus_per_thread: int = 1,
-            algorithms: tuple[str, ...] | None = None,
-            protocols: tuple[str, ...] | None = None) -> NcclPrediction:
+def predict(
+    problem: Problem,
+    params: NcclParams | None = None,
+    gpus_per_thread: int = 1,
+    algorithms: tuple[str, ...] | None = None,
+    protocols: tuple[str, ...] | None = None,
+) -> NcclPrediction:
     """NCCL's choice and time for ``problem``.
 
     Parameters

@@ -25,6 +25,7 @@ _CSV_FIELDS = [
     "algbw_Bps",
     "busbw_Bps",
     "analytic_time_s",
+    "replay_time_s",
     "bottleneck",
 ]
 

@@ -11,6 +11,14 @@ from commsim.topology.io import (
 )
 from commsim.topology.linkkinds import FAMILIES, LINK_KINDS, LinkKind, get_link_kind
 from commsim.topology.model import DEVICE_KINDS, Device, Link, PhysicalLink, Topology
+from commsim.topology.nvsmi import (
+    classify_pair,
+    find_p2p_status,
+    import_topo_matrix,
+    load_topo_matrix,
+    parse_topo_matrix,
+    topo_matrix_from_log,
+)
 from commsim.topology.resolve import available_topologies, get_topology
 
 __all__ = [
@@ -25,14 +33,20 @@ __all__ = [
     "Topology",
     "available_topologies",
     "build",
+    "classify_pair",
+    "find_p2p_status",
     "fully_connected",
     "get_link_kind",
     "get_topology",
+    "import_topo_matrix",
+    "load_topo_matrix",
     "load_topology_file",
+    "parse_topo_matrix",
     "parse_topology",
     "ring",
     "save_topology",
     "shipped_topologies",
+    "topo_matrix_from_log",
     "topology_json_schema",
     "topology_to_dict",
 ]

@@ -45,14 +45,16 @@ def from_spec(spec: TopologySpec) -> Topology:
         PhysicalLink(l.between[0], l.between[1], l.kind, l.count, l.bandwidth, l.latency) for l in spec.links
     ]
     overrides = {k: (f.bandwidth, f.latency) for k, f in spec.link_kinds.items()}
-    return Topology(spec.name, devices, links, overrides, spec.description, spec.peer_to_peer)
+    return Topology(spec.name, devices, links, overrides, spec.description, spec.peer_to_peer, spec.nccl)
 
 
 def parse_topology(text: str, source: str = "<topology>") -> Topology:
     """Read a topology from YAML text; errors carry ``source:line:col``."""
     data, node = read_yaml(text, source, TopologyError)
     if not isinstance(data, dict):
-        raise TopologyError(f"{source}: expected a mapping of fields at the top level, got {type(data).__name__}")
+        raise TopologyError(
+            f"{source}: expected a mapping of fields at the top level, got {type(data).__name__}"
+        )
     return topology_from_data(data, node, source)
 
 
@@ -92,6 +94,7 @@ def to_spec(topology: Topology) -> TopologySpec:
         name=topology.name,
         description=topology.description,
         peer_to_peer=topology.peer_to_peer,
+        nccl=dict(topology.nccl) if topology.nccl is not None else None,
         link_kinds={
             k: KindFigures(bandwidth=bw, latency=lat) for k, (bw, lat) in topology.kind_overrides.items()
         },

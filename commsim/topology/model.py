@@ -13,6 +13,7 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 import networkx as nx
 
@@ -133,6 +134,9 @@ class Topology:
         Whether GPUs may read and write each other's memory directly over
         PCIe/NVLink. Without it (consumer GPUs on stock drivers, some
         virtual machines) NCCL stages data through host memory.
+    nccl : mapping, optional
+        Calibrated parameters of the NCCL model for this machine
+        (:class:`commsim.nccl.NcclParams` fields), written by ``commsim calibrate``.
 
     Raises
     ------
@@ -147,6 +151,7 @@ class Topology:
     kind_overrides: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
     description: str = ""
     peer_to_peer: bool = True
+    nccl: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.devices = tuple(self.devices)
@@ -346,10 +351,12 @@ class Topology:
             kind_overrides=self.kind_overrides,
             description=self.description,
             peer_to_peer=self.peer_to_peer,
+            nccl=self.nccl,
         )
 
-    def scaled(self, factors: Mapping[str, float], latency_s: float | None = None,
-               name: str | None = None) -> Topology:
+    def scaled(
+        self, factors: Mapping[str, float], latency_s: float | None = None, name: str | None = None
+    ) -> Topology:
         """A copy whose link bandwidths are multiplied per family or kind.
 
         Parameters
@@ -365,10 +372,22 @@ class Topology:
             bandwidth_Bps, link_latency_s = self._figures(physical)
             kind = LINK_KINDS[physical.kind]
             factor = factors.get(kind.name, factors.get(kind.family, 1.0))
-            links.append(replace(physical, bandwidth_Bps=bandwidth_Bps * factor,
-                                 latency_s=link_latency_s if latency_s is None else latency_s))
-        return Topology(name or self.name, self.devices, links, self.kind_overrides, self.description,
-                        self.peer_to_peer)
+            links.append(
+                replace(
+                    physical,
+                    bandwidth_Bps=bandwidth_Bps * factor,
+                    latency_s=link_latency_s if latency_s is None else latency_s,
+                )
+            )
+        return Topology(
+            name or self.name,
+            self.devices,
+            links,
+            self.kind_overrides,
+            self.description,
+            self.peer_to_peer,
+            self.nccl,
+        )
 
     def __repr__(self) -> str:
         return (

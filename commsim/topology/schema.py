@@ -124,6 +124,7 @@ class TopologySpec(_Strict):
     name: str
     description: str = ""
     peer_to_peer: bool = True
+    nccl: dict[str, Any] | None = None
     link_kinds: dict[str, KindFigures] = Field(default_factory=dict)
     devices: list[DeviceSpec] = Field(min_length=1)
     links: list[LinkSpec] = Field(default_factory=list)

@@ -1,0 +1,109 @@
+"""NCCL as an algorithm: the channels it would run, and the time its model predicts.
+
+``plan`` returns the schedule of the algorithm NCCL would choose for the
+size (its rings over NVLink, the NVSwitch, PCIe or host memory; its double
+binary tree; hierarchical rings across nodes), so the replay shows which
+links carry what. ``analytic_time`` is NCCL's own cost: the time the
+validation against nccl-tests uses, with protocol overheads and latencies
+that an ideal replay leaves out.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from commsim.algorithms.base import Algorithm, Params, Problem
+from commsim.algorithms.direct import Direct
+from commsim.algorithms.hierarchical import Hierarchical
+from commsim.algorithms.multi_ring import MultiRing
+from commsim.algorithms.registry import register
+from commsim.algorithms.ring import Ring
+from commsim.algorithms.tree import Tree
+from commsim.collectives import Collective
+from commsim.nccl.model import NcclPrediction, _ring_schedule, predict
+from commsim.nccl.params import NcclParams
+from commsim.schedule import Schedule
+from commsim.units import format_bandwidth, format_time
+
+__all__ = ["Nccl"]
+
+
+class NcclAlgorithmParams(Params):
+    """How NCCL is run (nccl-tests' ``-g``) and what it may choose."""
+
+    gpus_per_thread: int = Field(1, ge=1, description="GPUs one host thread drives (nccl-tests -g)")
+    algorithms: list[str] | None = Field(None, description="allowed algorithms, like NCCL_ALGO")
+    protocols: list[str] | None = Field(None, description="allowed protocols, like NCCL_PROTO")
+
+
+@register
+class Nccl(Algorithm):
+    """A model of NCCL: channel search on the topology, protocols, size-based choice.
+
+    References
+    ----------
+    NCCL ``src/graph/tuning.cc`` (latencies, protocol factors) and
+    ``src/graph/search.cc`` (rings over NVLink, PCIe, host memory, NICs).
+    """
+
+    name = "nccl"
+    summary = "NCCL's choice of ring/tree/NVLS and LL/LL128/Simple by its cost model"
+    reference = "NCCL src/graph/tuning.cc and search.cc"
+    collectives = frozenset(
+        {
+            Collective.ALL_REDUCE,
+            Collective.REDUCE_SCATTER,
+            Collective.ALL_GATHER,
+            Collective.BROADCAST,
+            Collective.REDUCE,
+        }
+    )
+    Params = NcclAlgorithmParams
+    time_from_model = True
+
+    def predict(self, problem: Problem) -> NcclPrediction:
+        """The model's choice and every candidate for ``problem``."""
+        assert isinstance(self.params, NcclAlgorithmParams)
+        nccl = problem.topology.nccl
+        params = NcclParams.model_validate(dict(nccl)) if nccl else NcclParams()
+        algorithms = tuple(self.params.algorithms) if self.params.algorithms else None
+        protocols = tuple(self.params.protocols) if self.params.protocols else None
+        return predict(problem, params, self.params.gpus_per_thread, algorithms, protocols)
+
+    def plan(self, problem: Problem) -> Schedule:
+        self.check(problem)
+        prediction = self.predict(problem)
+        machine, chosen = prediction.machine, prediction.chosen.algorithm
+        single = machine.nodes == 1
+        if problem.collective is Collective.ALL_REDUCE:
+            if chosen == "tree":
+                return Tree({"shape": "double_binary"}).plan(problem)
+            if chosen == "nvls":
+                return Direct().plan(problem)
+            if not single:
+                return Hierarchical().plan(problem)
+            return _ring_schedule(problem.topology, problem.ranks, machine.transport, problem.nbytes, False)
+        if problem.collective in (Collective.BROADCAST, Collective.REDUCE):
+            return Tree({"shape": "chain"}).plan(problem)
+        if single and machine.transport == "nvlink":
+            return MultiRing().plan(problem)
+        return Ring().plan(problem)
+
+    def analytic_time(self, problem: Problem) -> float | None:
+        """NCCL's predicted time: launch + latency + size / bandwidth of its choice."""
+        return self.predict(problem).chosen.time_s
+
+    def explain(self, problem: Problem) -> str:
+        """The machine as NCCL sees it, every candidate, and the choice."""
+        prediction = self.predict(problem)
+        lines = [
+            f"NCCL model: {prediction.machine.describe()}; ring bus bandwidth "
+            f"{format_bandwidth(prediction.ring_busbw_Bps)}"
+        ]
+        for c in sorted(prediction.candidates, key=lambda c: c.time_s):
+            mark = "->" if c == prediction.chosen else "  "
+            lines.append(
+                f" {mark} {c.algorithm:9s} {c.protocol:6s} latency {format_time(c.latency_s):>9s}  "
+                f"algbw {format_bandwidth(c.algbw_Bps):>11s}  time {format_time(c.time_s)}"
+            )
+        return "\n".join(lines)
