@@ -16,6 +16,7 @@ from rich.table import Table
 
 from commsim.errors import CommsimError
 from commsim.results import Result
+from commsim.topology.model import Topology
 
 app = typer.Typer(
     pretty_exceptions_enable=False,
@@ -40,6 +41,9 @@ def run(
     scenario: Annotated[Path | None, typer.Argument(help="Scenario YAML file.")] = None,
     topology: Annotated[str | None, typer.Option(help="Topology name, builder or YAML path.")] = None,
     gpus: Annotated[int | None, typer.Option(help="GPU count for builders (ring, fully_connected).")] = None,
+    box: Annotated[str | None, typer.Option(help="Box of a cluster topology, e.g. dgx_a100.")] = None,
+    nodes: Annotated[int | None, typer.Option(help="Boxes in a cluster topology.")] = None,
+    nic: Annotated[str | None, typer.Option(help="Network link kind of a cluster, e.g. ib_hdr.")] = None,
     algorithm: Annotated[list[str] | None, typer.Option(help="Algorithm name (repeatable).")] = None,
     collective: Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")] = "all_reduce",
     size: Annotated[list[str] | None, typer.Option(help="Message size, e.g. '160 MB' (repeatable).")] = None,
@@ -73,10 +77,9 @@ def run(
         assert topology is not None and algorithm is not None
         sizes = size or ["160 MB"]
         params = _parse_params(param or [])
+        topo = _topology(topology, gpus=gpus, box=box, nodes=nodes, nic=nic)
         results = [
-            simulate(topology, a, collective, s, gpus=gpus, verify=verify, params=params)
-            for a in algorithm
-            for s in sizes
+            simulate(topo, a, collective, s, verify=verify, params=params) for a in algorithm for s in sizes
         ]
         title = f"{collective} on {results[0].topology}" if results else None
     if explain:
@@ -89,6 +92,19 @@ def run(
         out.print(results_table(results, title=title))
         if len({r.label for r in results}) > 1 and len({r.nbytes for r in results}) > 1:
             out.print(winners_table(results))
+
+
+def _topology(name: str, **builder: object) -> Topology:
+    """A topology by name with builder options; options a plain name cannot take are an error."""
+    from commsim.topology import BUILDERS, get_topology
+
+    given = {k: v for k, v in builder.items() if v is not None}
+    if given and name not in BUILDERS:
+        _fail(
+            f"options {', '.join('--' + k for k in given)} apply to builders ({', '.join(BUILDERS)}), "
+            f"not to {name!r}"
+        )
+    return get_topology(name, **given)
 
 
 def _parse_params(items: list[str]) -> dict[str, object]:
@@ -213,6 +229,9 @@ def recommend(
     collective: Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")] = "all_reduce",
     size: Annotated[str, typer.Option(help="Message size, e.g. '160 MB'.")] = "160 MB",
     gpus: Annotated[int | None, typer.Option(help="GPU count for builders.")] = None,
+    box: Annotated[str | None, typer.Option(help="Box of a cluster topology, e.g. dgx_a100.")] = None,
+    nodes: Annotated[int | None, typer.Option(help="Boxes in a cluster topology.")] = None,
+    nic: Annotated[str | None, typer.Option(help="Network link kind of a cluster, e.g. ib_hdr.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Rank every applicable algorithm for one case and say why the winner wins."""
@@ -222,7 +241,7 @@ def recommend(
     from commsim.report import results_table
     from commsim.topology import get_topology
 
-    ranking = rank(get_topology(topology, gpus=gpus), collective, size)
+    ranking = rank(_topology(topology, gpus=gpus, box=box, nodes=nodes, nic=nic), collective, size)
     if json_out:
         print(
             json.dumps(
