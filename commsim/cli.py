@@ -239,7 +239,6 @@ def recommend(
 
     from commsim.recommend import recommend as rank
     from commsim.report import results_table
-    from commsim.topology import get_topology
 
     ranking = rank(_topology(topology, gpus=gpus, box=box, nodes=nodes, nic=nic), collective, size)
     if json_out:

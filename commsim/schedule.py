@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -143,7 +144,7 @@ class ScheduleBuilder:
     _devices: dict[str, int] = field(default_factory=dict, init=False)
     _chunks: list[tuple[float, int, int]] = field(default_factory=list, init=False)
     _paths: dict[PathSpec, int] = field(default_factory=dict, init=False)
-    _cols: list[tuple[IntArray, ...]] = field(default_factory=list, init=False)
+    _cols: list[tuple[NDArray[Any], ...]] = field(default_factory=list, init=False)
     _deps: list[tuple[IntArray, IntArray]] = field(default_factory=list, init=False)
     _n_ops: int = field(default=0, init=False)
     # per allowed-kinds key: sorted (src << 32 | dst) codes of routed paths and their indices
@@ -239,7 +240,7 @@ class ScheduleBuilder:
             src_idx,
             dst_idx,
             np.broadcast_to(np.asarray(chunk, np.int64), count).copy(),
-            np.broadcast_to(np.asarray(reduce, bool), count).astype(np.int64),
+            np.broadcast_to(np.asarray(reduce, bool), count).copy(),
             self._path_indices(src_idx, dst_idx, kinds, via),
             np.broadcast_to(np.asarray(step, np.int64), count).copy(),
         )
@@ -268,8 +269,8 @@ class ScheduleBuilder:
         kinds: Sequence[str] | None,
         via: Sequence[Sequence[str] | None] | None,
     ) -> IntArray:
-        names = self._device_names()
         if via is not None:
+            names = self._device_names()
             return np.fromiter(
                 (self.path(names[s], names[d], kinds, v) for s, d, v in zip(src.tolist(), dst.tolist(), via)),
                 np.int64,
@@ -288,6 +289,7 @@ class ScheduleBuilder:
             new_codes = _sorted_unique(codes[~hit])
         else:
             new_codes = _sorted_unique(codes)
+        names = self._device_names()
         new_index = np.fromiter(
             (self.path(names[c >> 32], names[c & 0xFFFFFFFF], kinds) for c in new_codes.tolist()),
             np.int64,
@@ -308,6 +310,8 @@ class ScheduleBuilder:
         if isinstance(deps, np.ndarray) and deps.ndim == 2:
             mask = deps >= 0
             lengths, flat = mask.sum(axis=1).astype(np.int64), deps[mask].astype(np.int64)
+            if lengths.size == count and (deps < np.arange(first, first + count)[:, None]).all():
+                return lengths, flat  # every dependency was added before its send
             owner = np.repeat(np.arange(first, first + count), lengths)
         else:
             rows = [np.asarray(list(d), dtype=np.int64) for d in deps]  # type: ignore[union-attr,arg-type]
@@ -325,12 +329,13 @@ class ScheduleBuilder:
     def build(self) -> Schedule:
         """Freeze into a :class:`Schedule`."""
 
-        def column(i: int) -> IntArray:
+        def column(i: int, dtype: type = np.int64) -> NDArray[Any]:
             parts = [c[i] for c in self._cols]
-            return np.concatenate(parts) if parts else np.empty(0, np.int64)
+            return np.concatenate(parts) if parts else np.empty(0, dtype)
 
-        lengths = np.concatenate([b[0] for b in self._deps]) if self._deps else np.empty(0, np.int64)
-        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        indptr = np.zeros(self._n_ops + 1, np.int64)
+        if self._deps:
+            np.cumsum(np.concatenate([b[0] for b in self._deps]), out=indptr[1:])
         indices = np.concatenate([b[1] for b in self._deps]) if self._deps else np.empty(0, np.int64)
         chunks = np.array(self._chunks, dtype=np.float64).reshape(-1, 3)
         return Schedule(
@@ -345,7 +350,7 @@ class ScheduleBuilder:
             op_src=column(0),
             op_dst=column(1),
             op_chunk=column(2),
-            op_reduce=column(3).astype(bool),
+            op_reduce=column(3, bool),
             op_path=column(4),
             op_step=column(5),
             dep_indptr=indptr,
