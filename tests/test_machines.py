@@ -352,3 +352,20 @@ def test_ring_across_two_boxes_is_nic_bound(box: str, nic: str) -> None:
     assert nic_bound_s * (1 - 1e-9) <= result.time_s <= nic_bound_s * 1.01
     assert {load.kind for load in result.bottleneck} == {nic}
     assert math.isclose(max(load.utilisation for load in result.links), result.bottleneck[0].utilisation)
+
+
+def test_a_gpu_leaves_its_box_through_its_own_nic() -> None:
+    """Two NICs share each PCIe switch of a DGX A100; NCCL gives every GPU its own."""
+    topo = get_topology("cluster", box="dgx_a100", nodes=2, nic="ib_hdr")
+    for i in range(8):
+        route = [topo.links[k] for k in topo.route(f"gpu{i}", f"gpu{8 + i}")]
+        nics = [link.dst for link in route if link.dst.startswith(("n0_nic", "n1_nic"))]
+        assert nics == [f"n0_nic{i}", f"n1_nic{i}"]
+
+
+def test_routes_in_a_1024_gpu_cluster_are_quick_to_find() -> None:
+    """The search from both ends visits two boxes, not the whole cluster (timing lives in benchmarks)."""
+    topo = get_topology("cluster", box="dgx_a100", nodes=128, nic="ib_hdr")
+    route = topo.route("gpu0", "gpu1023")
+    names = [topo.links[k].src for k in route] + [topo.links[route[-1]].dst]
+    assert names == ["gpu0", "n0_pcie_switch0", "n0_nic0", "switch0", "n127_nic7", "n127_pcie_switch3", "gpu1023"]

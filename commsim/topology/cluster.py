@@ -216,7 +216,10 @@ def _copy_box(
     def rename(name: str) -> str:
         return gpu_names.get(name) or f"n{k}_{name}"
 
-    devices += [replace(d, name=rename(d.name), box=k) for d in template.devices]
+    devices += [
+        replace(d, name=rename(d.name), box=k, serves=tuple(rename(g) for g in d.serves))
+        for d in template.devices
+    ]
     links += [replace(_resolved(template, p), a=rename(p.a), b=rename(p.b)) for p in template.physical_links]
     own = template.devices_of_kind("nic")
     if own:
@@ -225,7 +228,8 @@ def _copy_box(
     added = _added_nics(template, nic_per)
     for i, (host, physical) in enumerate(added):
         name = f"n{k}_nic{i}"
-        devices.append(Device(name, "nic", box=k))
+        serves = (gpu_names[template.gpus[i]],) if nic_per == "gpu" and i < len(template.gpus) else ()
+        devices.append(Device(name, "nic", box=k, serves=serves))
         links.append(replace(physical, a=name, b=rename(host), count=1))
     return [f"n{k}_nic{i}" for i in range(len(added))]
 

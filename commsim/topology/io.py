@@ -40,7 +40,9 @@ def shipped_topologies() -> dict[str, Path]:
 
 def from_spec(spec: TopologySpec) -> Topology:
     """Build a :class:`Topology` from a validated spec."""
-    devices = [Device(d.name, d.kind, d.box, d.model, d.reduce_bandwidth) for d in spec.devices]
+    devices = [
+        Device(d.name, d.kind, d.box, d.model, d.reduce_bandwidth, tuple(d.serves)) for d in spec.devices
+    ]
     links = [
         PhysicalLink(l.between[0], l.between[1], l.kind, l.count, l.bandwidth, l.latency) for l in spec.links
     ]
@@ -100,7 +102,12 @@ def to_spec(topology: Topology) -> TopologySpec:
         },
         devices=[
             DeviceSpec(
-                name=d.name, kind=d.kind, box=d.box, model=d.model, reduce_bandwidth=d.reduce_bandwidth_Bps
+                name=d.name,
+                kind=d.kind,
+                box=d.box,
+                model=d.model,
+                reduce_bandwidth=d.reduce_bandwidth_Bps,
+                serves=list(d.serves),
             )
             for d in topology.devices
         ],

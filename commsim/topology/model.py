@@ -19,6 +19,7 @@ import networkx as nx
 
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.linkkinds import LINK_KINDS, get_link_kind, kinds_matching
+from commsim.topology.routing import shortest_paths
 from commsim.units import format_bandwidth
 
 __all__ = ["DEVICE_KINDS", "Device", "Link", "PhysicalLink", "Topology"]
@@ -47,6 +48,9 @@ class Device:
     reduce_bandwidth_Bps : float or None
         Rate at which the device sums incoming data, bytes per second; None
         means reductions are free (the textbook's idealisation).
+    serves : tuple of str
+        For a NIC: the GPUs it belongs to (NCCL gives each GPU its nearest
+        NIC). Routes leaving a GPU prefer its own NICs among equal choices.
     """
 
     name: str
@@ -54,6 +58,7 @@ class Device:
     box: int = 0
     model: str | None = None
     reduce_bandwidth_Bps: float | None = None
+    serves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -164,6 +169,7 @@ class Topology:
             self.graph.add_node(device.name, device=device)
         for physical in self.physical_links:
             self._add_physical(physical)
+        self._kind_of = {d.name: d.kind for d in self.devices}
         self._route_cache: dict[tuple[str, str, frozenset[str] | None], tuple[int, ...]] = {}
         self._check_connected()
 
@@ -305,24 +311,37 @@ class Topology:
         if src == dst:
             raise TopologyError(f"no route from {src!r} to itself")
 
-        def node_ok(node: str) -> bool:
-            return node in (src, dst) or self._device_by_name[node].kind in FORWARDING_KINDS
+        kinds_of = self._kind_of
+
+        def middle(node: str) -> bool:
+            return kinds_of[node] in FORWARDING_KINDS
 
         def edge_ok(a: str, b: str) -> bool:
-            return allowed is None or self.links[self.graph[a][b]["link"]].kind in allowed
+            return allowed is None or self.links[self.graph._succ[a][b]["link"]].kind in allowed
 
-        view = nx.subgraph_view(self.graph, filter_node=node_ok, filter_edge=edge_ok)
-        try:
-            paths = list(nx.all_shortest_paths(view, src, dst))
-        except nx.NetworkXNoPath:
+        paths = shortest_paths(self.graph._succ, self.graph._pred, src, dst, middle, edge_ok)
+        if not paths:
             over = "any link" if allowed is None else f"link kinds {', '.join(sorted(allowed))}"
-            raise TopologyError(
-                f"topology {self.name!r} has no route from {src} to {dst} over {over}"
-            ) from None
+            raise TopologyError(f"topology {self.name!r} has no route from {src} to {dst} over {over}")
         routes = [self.links_between(p) for p in paths]
         widest = max(min(self.links[i].bandwidth_Bps for i in r) for r in routes)
         best = sorted(r for r in routes if min(self.links[i].bandwidth_Bps for i in r) == widest)
+        own = [r for r in best if self._own_nics(r, src, dst)]
+        best = own or best
         return best[zlib.crc32(f"{src}|{dst}".encode()) % len(best)]
+
+    def _own_nics(self, route: tuple[int, ...], src: str, dst: str) -> bool:
+        """Whether every NIC the route passes belongs to (or is shared by) its endpoints."""
+        for i in route[:-1]:
+            device = self._device_by_name[self.links[i].dst]
+            if (
+                device.kind == "nic"
+                and device.serves
+                and src not in device.serves
+                and dst not in device.serves
+            ):
+                return False
+        return True
 
     # -- derived machines -------------------------------------------------
     def with_overrides(

@@ -92,6 +92,7 @@ class DeviceSpec(_Strict):
     box: int = Field(0, ge=0)
     model: str | None = None
     reduce_bandwidth: Bandwidth | None = None
+    serves: list[str] = Field(default_factory=list, description="for a NIC: the GPUs it belongs to")
 
     @field_validator("kind")
     @classmethod
@@ -146,6 +147,10 @@ class TopologySpec(_Strict):
             if device.name in seen:
                 errors.append((("devices", i, "name"), f"device {device.name!r} is declared twice"))
             seen.add(device.name)
+        for i, device in enumerate(self.devices):
+            for gpu in device.serves:
+                if gpu not in seen:
+                    errors.append((("devices", i, "serves"), f"{device.name} serves unknown device {gpu!r}"))
         for i, link in enumerate(self.links):
             a, b = link.between
             for end in (a, b):
