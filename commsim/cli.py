@@ -224,6 +224,34 @@ def _print_validation(report: object) -> None:
 
 
 @app.command()
+def calibrate(
+    logs: Annotated[list[Path], typer.Argument(help="nccl-tests outputs of ONE machine.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Write the calibrated topology YAML here.")],
+    topology: Annotated[
+        str | None, typer.Option(help="Topology name or YAML path (default: inferred).")
+    ] = None,
+    nic: Annotated[
+        str | None, typer.Option(help="Network link kind for multi-node logs, e.g. ib_hdr.")
+    ] = None,
+    collective: Annotated[str | None, typer.Option(help="Collective, if the logs do not name it.")] = None,
+    fit_param: Annotated[
+        list[str] | None, typer.Option("--fit", help="Fit only these parameters (repeatable).")
+    ] = None,
+) -> None:
+    """Fit the NCCL model's physical parameters to logs and write a calibrated topology."""
+    from commsim.calibrate.fit import fit
+    from commsim.calibrate.validate import validate_file
+    from commsim.topology import get_topology
+
+    topo = get_topology(topology) if topology is not None else None
+    validations = [validate_file(p, topology=topo, nic=nic, collective=collective) for p in logs]
+    calibration = fit(validations, fit=fit_param)
+    out.print(calibration.describe(), highlight=False)
+    calibration.save(output, validations[0].inference.topology)
+    err.print(f"wrote {output}; use it with: commsim validate LOG --calibrated {output}")
+
+
+@app.command()
 def recommend(
     topology: Annotated[str, typer.Option(help="Topology name, builder or YAML path.")],
     collective: Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")] = "all_reduce",

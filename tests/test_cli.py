@@ -193,3 +193,42 @@ def test_run_nccl_explain() -> None:
     assert "-> ring      Simple" in proc.stdout and "nvswitch in a box" in proc.stdout
     bad = commsim("run", "--topology", "dgx_a100", "--algorithm", "nccl", "--param", "gpus_per_thread")
     assert bad.returncode == 2 and "KEY=VALUE" in bad.stderr
+
+
+def test_calibrate_then_validate_with_the_calibrated_topology(tmp_path: Path) -> None:
+    """commsim calibrate writes a topology with fitted NCCL parameters that validate then uses."""
+    data = ROOT / "tests" / "data" / "nccl-tests"
+    out = tmp_path / "calibrated.yaml"
+    proc = commsim("calibrate", str(data / "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt"), "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "shm_efficiency" in proc.stdout
+    from commsim.topology import load_topology_file
+
+    topo = load_topology_file(out)
+    assert topo.nccl is not None and topo.nccl["shm_efficiency"] != 0.49
+    assert topo.peer_to_peer is False
+    before = json.loads(
+        commsim("validate", str(data / "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt"), "--json").stdout
+    )
+    after = json.loads(
+        commsim(
+            "validate",
+            str(data / "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt"),
+            "--calibrated",
+            str(out),
+            "--json",
+        ).stdout
+    )
+    assert after["summary"]["all"]["median_abs_error"] < before["summary"]["all"]["median_abs_error"]
+
+
+def test_calibrated_file_with_a_bad_nccl_field_names_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: t\ndevices:\n  - {name: gpu0, kind: gpu}\n  - {name: gpu1, kind: gpu}\n"
+        "links:\n  - {between: [gpu0, gpu1], kind: nvlink2}\nnccl:\n  shm_efficency: 0.5\n",
+        encoding="utf-8",
+    )
+    proc = commsim("topo", "show", str(bad))
+    assert proc.returncode == 2
+    assert f"{bad}:8:" in proc.stderr and "shm_efficency" in proc.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from commsim.calibrate import (
@@ -760,6 +760,9 @@ def test_busbw_off_by_more_than_rounding_is_flagged(
     collective: str, ranks: int, nbytes: int, time_us: float, shift: float
 ) -> None:
     algbw = nbytes / time_us / 1e3
+    # above ~1e5 GB/s nccl-tests prints busbw in exponent form with two significant
+    # digits, which cannot show a few per cent; real rows never get there
+    assume(algbw * FACTORS[collective](ranks) < 1e5)
     busbw_shift = shift * max(1.0, algbw * FACTORS[collective](ranks))  # >= 2% and >= 0.02 GB/s
     log = parse_nccl_tests(one_row_log(collective, ranks, nbytes, time_us, busbw_shift))
     assert len(log.warnings) == 1

@@ -1,5 +1,6 @@
 """Calibration: nccl-tests measurements in, calibrated machine models out."""
 
+from commsim.calibrate.fit import FITTABLE, Calibration, fit
 from commsim.calibrate.parser import (
     COLLECTIVES,
     Device,
@@ -12,9 +13,12 @@ from commsim.calibrate.parser import (
 
 __all__ = [
     "COLLECTIVES",
+    "FITTABLE",
+    "Calibration",
     "Device",
     "NcclTestsLog",
     "NcclTestsRow",
+    "fit",
     "load_nccl_tests",
     "normalise_collective",
     "parse_nccl_tests",

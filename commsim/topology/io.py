@@ -60,10 +60,27 @@ def parse_topology(text: str, source: str = "<topology>") -> Topology:
     return topology_from_data(data, node, source)
 
 
+def _nccl_errors(nccl: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """Check a calibrated ``nccl:`` mapping against the NCCL model's parameters."""
+    import pydantic
+
+    from commsim.nccl.params import NcclParams
+
+    try:
+        NcclParams.model_validate(nccl)
+    except pydantic.ValidationError as exc:
+        return [
+            (("nccl", *(p for p in e["loc"] if isinstance(p, (str, int)))), e["msg"]) for e in exc.errors()
+        ]
+    return []
+
+
 def topology_from_data(data: Any, node: yaml.Node | None, source: str) -> Topology:
     """Build a topology from parsed YAML data and its node tree (a file, or inline in a scenario)."""
     spec = validate_with_lines(TopologySpec, data, node, source, TopologyError)
     problems = spec.semantic_errors()
+    if spec.nccl is not None:
+        problems += _nccl_errors(spec.nccl)
     if problems:
         lines = []
         for loc, message in problems[:5]:

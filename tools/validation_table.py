@@ -1,0 +1,388 @@
+"""Regenerate docs/validation.md: the NCCL model against the development nccl-tests logs.
+
+Usage (from the repository root)::
+
+    python tools/validation_table.py --write docs/validation.md
+    python tools/validation_table.py > docs/validation.md     # the same, through stdout
+
+Every figure in the page comes from this script: the model's prediction
+with datasheet defaults for every real log in ``tests/data/nccl-tests/*_1.txt``,
+a leave-one-file-out calibration where a machine family (same GPU model and
+transport) has several logs, a calibration of each file on its own, and the
+sizes where the model misses by more than 20 %, with the reason for each kind
+of miss. Only the prose explanations (``EXPLANATIONS``) are written by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from commsim.calibrate.fit import Calibration, fit
+from commsim.calibrate.validate import (
+    BANDWIDTH_BOUND_BYTES,
+    LATENCY_BOUND_BYTES,
+    Row,
+    Validation,
+    validate_file,
+)
+from commsim.errors import CalibrationError
+from commsim.nccl.machine import NcclMachine, analyse
+from commsim.units import format_bandwidth, format_size, format_time
+
+COMMAND = "python tools/validation_table.py --write docs/validation.md"
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "nccl-tests"
+MISS = 0.20
+"""A size is a miss when the predicted time is off by more than this fraction."""
+REGIMES = {
+    "latency": f"latency-bound (< {format_size(LATENCY_BOUND_BYTES)})",
+    "middle": f"in between ({format_size(LATENCY_BOUND_BYTES)} to {format_size(BANDWIDTH_BOUND_BYTES)})",
+    "bandwidth": f"bandwidth-bound (>= {format_size(BANDWIDTH_BOUND_BYTES)})",
+}
+
+EXPLANATIONS: dict[tuple[str | None, str], str] = {
+    ("host_memory", "latency"): (
+        "Host-memory transport without peer-to-peer (SHM): NCCL stages every byte through pinned host "
+        "memory. The measured time stays flat up to several KiB, while the model's LL time over this "
+        "path grows with size from about 1 KiB: the model's LL bandwidth through host memory is too "
+        "low, and its latency floor (NCCL's PCIe hop latencies) a little too high on one host."
+    ),
+    ("host_memory", "middle"): (
+        "Host-memory transport, in between: the sizes the model runs with LL miss as the latency-bound "
+        "ones do (its LL bandwidth through host memory is too low), those it runs with Simple miss as "
+        "the bandwidth-bound ones do."
+    ),
+    ("host_memory", "bandwidth"): (
+        "Host-memory transport: one shm_efficiency stands for every collective, but a broadcast, which "
+        "moves data one way only, gets a larger share of the host-memory path than the ring all-reduce "
+        "and all-gather, where every GPU sends and receives through host memory at the same time. The "
+        "per-file calibrations above show the spread of shm_efficiency."
+    ),
+    ("efa", "latency"): (
+        "AWS EFA network latency: EFA is reached through the libfabric plugin (NET/OFI) and its SRD "
+        "protocol, and a small message costs far more than on InfiniBand. The model has the catalogue "
+        "latency of a 100 Gbit/s Ethernet link and NCCL's NET step latency, no term for the provider's "
+        "overhead, so it is far too fast for small messages. A fit absorbs the difference into launch_s "
+        "(a per-call constant), a stand-in rather than a measured launch cost."
+    ),
+    ("efa", "middle"): (
+        "AWS EFA: up to a few MiB, each of the ring's network steps still waits for EFA's latency, which "
+        "the model underestimates (see the latency-bound rows)."
+    ),
+    (None, "latency"): (
+        "Latency floor: NCCL's base and per-step latencies (baseLat and hwLat of tuning.cc) are one "
+        "table per algorithm, protocol and hop type; this machine's floor differs from it. latency_scale "
+        "and launch_s calibrate it."
+    ),
+    (None, "middle"): (
+        "Protocol and algorithm crossovers: between the two regimes NCCL moves from LL to LL128 to "
+        "Simple and between ring and tree, and a call of a few MiB does not keep every channel's "
+        "pipeline full. The model's time per candidate is latency + size / bandwidth with no pipeline "
+        "fill, so the sizes around a crossover are where it errs most, in either direction."
+    ),
+    (None, "bandwidth"): (
+        "Start of the bandwidth-bound regime: at 64 MiB to a few hundred MiB the measured bandwidth is "
+        "still rising towards its asymptote, which the model (latency + size / bandwidth) reaches sooner."
+    ),
+}
+"""Why the model misses, by machine feature and regime; None: any machine."""
+OUTLIERS = (
+    "Measurement outliers: a size measured slower than the next larger size (by more than 20 %) is "
+    "noise in the run (a preempted iteration, a first-call cost), not a property of the machine; no "
+    "model should follow it."
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One development log: its validation with datasheet defaults and what NCCL sees."""
+
+    path: Path
+    validation: Validation
+    machine: NcclMachine
+
+    @property
+    def family(self) -> tuple[str | None, str, str | None]:
+        """Machine family: GPU model, transport inside a box, network family."""
+        return self.validation.log.gpu_model, self.machine.transport, self.machine.net_family
+
+    @property
+    def features(self) -> list[str]:
+        """Keys of :data:`EXPLANATIONS` that describe this machine."""
+        reasons = " ".join(self.validation.inference.reasons)
+        found = ["host_memory"] if self.machine.transport == "shm" else []
+        return found + (["efa"] if "EFA" in reasons else [])
+
+
+def load(folder: Path) -> list[Entry]:
+    """Every real development log (``*_1.txt``) in ``folder``, validated with datasheet defaults."""
+    entries = []
+    for path in sorted(folder.glob("*_1.txt")):
+        validation = validate_file(path)
+        topology = validation.inference.topology
+        machine = analyse(topology, tuple(topology.gpus[: validation.log.n_ranks]))
+        entries.append(Entry(path, validation, machine))
+    return entries
+
+
+def regime(nbytes: int) -> str:
+    """``latency``, ``middle`` or ``bandwidth``."""
+    if nbytes < LATENCY_BOUND_BYTES:
+        return "latency"
+    return "bandwidth" if nbytes >= BANDWIDTH_BOUND_BYTES else "middle"
+
+
+def percent(value: float | int | None, signed: bool = False) -> str:
+    """``12.3 %`` (``+12.3 %`` if signed), ``-`` for None."""
+    if value is None:
+        return "-"
+    return f"{value:+.1%}" if signed else f"{value:.1%}"
+
+
+def errors_cell(summary: dict[str, float | int | None]) -> str:
+    """``median / max`` of absolute errors."""
+    if summary["median_abs_error"] is None:
+        return "-"
+    return f"{percent(summary['median_abs_error'])} / {percent(summary['max_abs_error'])}"
+
+
+def machine_text(entry: Entry) -> str:
+    """``8 x A100-SXM4-80GB, 1 node, nvswitch``."""
+    log, m = entry.validation.log, entry.machine
+    text = f"{log.n_ranks} x {log.gpu_model}, {log.nodes} node{'s' if log.nodes > 1 else ''}, {m.transport}"
+    return text + (f" + {m.net_family}" if m.net_family else "")
+
+
+def sizes_text(rows: Sequence[Row]) -> str:
+    """``8 B - 4 GiB (30)``."""
+    return f"{format_size(rows[0].nbytes)} - {format_size(rows[-1].nbytes)} ({len(rows)})"
+
+
+def leave_one_out(entries: list[Entry]) -> dict[Path, Calibration | str | None]:
+    """For each log whose family has others: a fit on the others (or why it failed); else None."""
+    out: dict[Path, Calibration | str | None] = {}
+    for entry in entries:
+        others = [e.validation for e in entries if e.family == entry.family and e is not entry]
+        if not others:
+            out[entry.path] = None
+            continue
+        try:
+            out[entry.path] = fit(others)
+        except CalibrationError as exc:
+            out[entry.path] = f"fit refused: {exc}"
+    return out
+
+
+def predicted_with(entry: Entry, calibration: Calibration) -> dict[str, dict[str, float | int | None]]:
+    """The error summary of ``entry`` predicted with ``calibration``'s parameters."""
+    v = entry.validation
+    again = validate_file(
+        entry.path, topology=v.inference.topology, params=calibration.params, collective=v.collective
+    )
+    return again.summary()
+
+
+def defaults_table(entries: list[Entry], loo: dict[Path, Calibration | str | None]) -> list[str]:
+    """The main table: errors with datasheet defaults, and leave-one-file-out."""
+    lines = [
+        "| log | machine | collective | sizes | all: median / max | bandwidth-bound | latency-bound "
+        "| leave-one-out: all | bandwidth-bound | latency-bound |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for entry in entries:
+        v, summary = entry.validation, entry.validation.summary()
+        other = loo[entry.path]
+        if isinstance(other, Calibration):
+            s = predicted_with(entry, other)
+            held = [errors_cell(s[k]) for k in ("all", "bandwidth_bound", "latency_bound")]
+        else:
+            held = [other or "only log of its family", "", ""]
+        lines.append(
+            f"| {entry.path.name} | {machine_text(entry)} | {v.collective} | {sizes_text(v.rows)} | "
+            + " | ".join(errors_cell(summary[k]) for k in ("all", "bandwidth_bound", "latency_bound"))
+            + " | "
+            + " | ".join(held)
+            + " |"
+        )
+    return lines
+
+
+def fit_value(name: str, value: float, sigma: float) -> str:
+    """``efficiency.nvlink 0.674 +- 0.028``."""
+    if name == "launch_s":
+        return f"{name} {value * 1e6:.3g} us +- {sigma * 1e6:.2g} us"
+    return f"{name} {value:.3g} +- {sigma:.2g}"
+
+
+def calibration_table(entries: list[Entry]) -> list[str]:
+    """Each file calibrated on its own: fitted values and median error before and after."""
+    lines = [
+        "| log | fitted (1 sigma) | not separable in this log | median error before -> after |",
+        "|---|---|---|---|",
+    ]
+    for entry in entries:
+        try:
+            calibration = fit([entry.validation])
+        except CalibrationError as exc:
+            lines.append(f"| {entry.path.name} | fit refused: {exc} | | |")
+            continue
+        fitted = "<br>".join(fit_value(n, v, s) for n, (v, s) in calibration.fitted.items())
+        fitted += "".join(f"<br>({note})" for note in calibration.notes)
+        unseparated = ", ".join(n for n, why in calibration.dropped.items() if not why.startswith("no "))
+        before, after = calibration.before["all"], calibration.after["all"]
+        lines.append(
+            f"| {entry.path.name} | {fitted} | {unseparated or '-'} | "
+            f"{percent(before['median_abs_error'])} -> {percent(after['median_abs_error'])} |"
+        )
+    return lines
+
+
+def outliers(rows: Sequence[Row]) -> list[Row]:
+    """Sizes measured more than 20 % slower than the next larger size."""
+    return [a for a, b in zip(rows, rows[1:]) if a.measured_time_s > (1 + MISS) * b.measured_time_s]
+
+
+def span(rows: Sequence[Row]) -> str:
+    """``1 MiB to 32 MiB``, or ``64 MiB`` for one size."""
+    first, last = format_size(rows[0].nbytes), format_size(rows[-1].nbytes)
+    return first if first == last else f"{first} to {last}"
+
+
+def direction(misses: Sequence[Row]) -> str:
+    """``model too slow``, ``model too fast``, or how many of each."""
+    slow = sum(r.error > 0 for r in misses)
+    if slow in (0, len(misses)):
+        return "model too slow" if slow else "model too fast"
+    return f"model too slow at {slow}, too fast at {len(misses) - slow}"
+
+
+def errors_range(low: float, high: float) -> str:
+    """``errors -24.5% to +38.1%``, or ``error -21.3%`` when they are one."""
+    if percent(low, True) == percent(high, True):
+        return f"error {percent(low, True)}"
+    return f"errors {percent(low, True)} to {percent(high, True)}"
+
+
+def regime_line(name: str, rows: list[Row], misses: list[Row]) -> str:
+    """One bullet: how many sizes of a regime miss, where, in which direction, with what NCCL choice."""
+    low, high = min(r.error for r in misses), max(r.error for r in misses)
+    choices = ", ".join(dict.fromkeys(f"{r.algorithm}/{r.protocol}" for r in misses))
+    text = (
+        f"- {REGIMES[name]}: {len(misses)} of {len(rows)} sizes off by more than {MISS:.0%} "
+        f"({span(misses)}), {errors_range(low, high)} ({direction(misses)}); "
+        f"the model chose {choices}"
+    )
+    if name == "latency":
+        floor = min(rows, key=lambda r: r.measured_time_s)
+        text += (
+            f"; smallest measured time {format_time(floor.measured_time_s, 3)}, "
+            f"model {format_time(floor.predicted_time_s, 3)}"
+        )
+    if name == "bandwidth":
+        last = rows[-1]
+        text += (
+            f"; bus bandwidth at {format_size(last.nbytes)}: measured "
+            f"{format_bandwidth(last.measured_busbw_Bps, 3)}, model "
+            f"{format_bandwidth(last.predicted_busbw_Bps, 3)}"
+        )
+    return text + "."
+
+
+def misses_section(entry: Entry) -> list[str]:
+    """The misses of one log, by regime, and why."""
+    rows = entry.validation.rows
+    noise = outliers(rows)
+    by_regime: dict[str, list[Row]] = {}
+    for row in rows:
+        by_regime.setdefault(regime(row.nbytes), []).append(row)
+    lines, keys = [], []
+    for name, members in by_regime.items():
+        misses = [r for r in members if abs(r.error) > MISS and r not in noise]
+        if misses:
+            lines.append(regime_line(name, members, misses))
+            feature = next((f for f in entry.features if (f, name) in EXPLANATIONS), None)
+            keys.append((feature, name))
+    if noise:
+        sizes = ", ".join(f"{format_size(r.nbytes)} ({format_time(r.measured_time_s, 3)})" for r in noise)
+        lines.append(f"- measurement outliers, slower than the next larger size: {sizes}.")
+    if not lines:
+        return []
+    why = [EXPLANATIONS[key] for key in dict.fromkeys(keys)] + ([OUTLIERS] if noise else [])
+    return [
+        f"### {entry.path.name}",
+        "",
+        f"{machine_text(entry)}, {entry.validation.collective}.",
+        "",
+        *lines,
+        "",
+        "*Why.*",
+        "",
+        *(f"- {text}" for text in why),
+        "",
+    ]
+
+
+def render(entries: list[Entry]) -> str:
+    """The whole page."""
+    loo = leave_one_out(entries)
+    lines = [
+        f"<!-- Generated by `{COMMAND}`; do not edit: change the code and run it again. -->",
+        "",
+        "# Validation against real nccl-tests logs",
+        "",
+        f"Regenerate this page with `{COMMAND}`.",
+        "",
+        "Each log in `tests/data/nccl-tests/*_1.txt` is a real nccl-tests run (its provenance is in the "
+        "file's `## ` lines). For every size the NCCL model (`commsim.nccl`) predicts the time on the "
+        "machine inferred from the log; the error is predicted / measured - 1 of the out-of-place time, "
+        "shown as the median and the maximum of its absolute value over all sizes, the bandwidth-bound "
+        f"sizes (>= {format_size(BANDWIDTH_BOUND_BYTES)}) and the latency-bound ones "
+        f"(< {format_size(LATENCY_BOUND_BYTES)}).",
+        "",
+        "## Datasheet defaults, and leave-one-file-out",
+        "",
+        "The first three error columns use the datasheet defaults of `NcclParams`. Where a machine family "
+        "(same GPU model and transport) has more than one log, the leave-one-out columns fit the model "
+        "(`commsim.calibrate.fit`) on the family's other logs and predict this one with the result.",
+        "",
+        *defaults_table(entries, loo),
+        "",
+        "## Each log calibrated on its own",
+        "",
+        "In-sample: `fit` on one log alone, every parameter that log determines (least squares on "
+        "log(predicted / measured)). This shows what each machine's figures are, not how well the model "
+        "predicts unseen data. Where logs of one machine family disagree on a parameter by more than their "
+        "uncertainties, the model lacks something that depends on the collective, not on the machine. "
+        "Parameters no size of a log depends on are not listed; those it cannot separate from others are.",
+        "",
+        *calibration_table(entries),
+        "",
+        "## Where the model misses and why",
+        "",
+        f"Sizes whose predicted time is off by more than {MISS:.0%} with datasheet defaults, by regime.",
+        "",
+    ]
+    for entry in entries:
+        lines += misses_section(entry)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the page, or write it with ``--write PATH``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", type=Path, help="write the page here instead of printing it")
+    parser.add_argument("--data", type=Path, default=DATA, help="folder of nccl-tests logs (*_1.txt)")
+    args = parser.parse_args(argv)
+    page = render(load(args.data))
+    if args.write is None:
+        sys.stdout.write(page)
+    else:
+        args.write.write_text(page, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
