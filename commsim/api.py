@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from commsim.algorithms import Problem, make_algorithm
@@ -134,7 +134,9 @@ def simulate(
     )
 
 
-def run_scenario(loaded: Any, verify: bool = False) -> list[Result]:
+def run_scenario(
+    loaded: Any, verify: bool = False, progress: Callable[[list[Any]], Iterable[Any]] | None = None
+) -> list[Result]:
     """Every (algorithm, size) of a loaded scenario, algorithms outer, sizes inner.
 
     Parameters
@@ -142,22 +144,22 @@ def run_scenario(loaded: Any, verify: bool = False) -> list[Result]:
     loaded : commsim.config.LoadedScenario
     verify : bool
         Also prove every schedule correct symbolically.
+    progress : callable, optional
+        Wraps the list of (entry, size) cases, e.g. to draw a progress bar.
     """
     scenario = loaded.scenario
-    results = []
-    for entry in scenario.algorithms:
-        for nbytes in loaded.sizes_nbytes:
-            results.append(
-                simulate(
-                    loaded.topology,
-                    entry.algorithm,
-                    loaded.collective,
-                    nbytes,
-                    params=entry.params,
-                    ranks=scenario.ranks,
-                    root=scenario.root,
-                    label=entry.label or entry.algorithm,
-                    verify=verify,
-                )
-            )
-    return results
+    cases = [(entry, nbytes) for entry in scenario.algorithms for nbytes in loaded.sizes_nbytes]
+    return [
+        simulate(
+            loaded.topology,
+            entry.algorithm,
+            loaded.collective,
+            nbytes,
+            params=entry.params,
+            ranks=scenario.ranks,
+            root=scenario.root,
+            label=entry.label or entry.algorithm,
+            verify=verify,
+        )
+        for entry, nbytes in (progress(cases) if progress else cases)
+    ]

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from commsim.cli_plot import plot_app
 from commsim.errors import CommsimError
 from commsim.results import Result
 from commsim.topology.model import Topology
@@ -26,6 +27,7 @@ app = typer.Typer(
 )
 topo_app = typer.Typer(no_args_is_help=True, help="List, show and describe machine topologies.")
 app.add_typer(topo_app, name="topo")
+app.add_typer(plot_app, name="plot")
 
 out = Console() if sys.stdout.isatty() else Console(width=200)
 err = Console(stderr=True, soft_wrap=True)
@@ -56,11 +58,20 @@ def run(
     param: Annotated[
         list[str] | None, typer.Option(help="Algorithm parameter KEY=VALUE (YAML value; repeatable).")
     ] = None,
+    trace: Annotated[
+        Path | None,
+        typer.Option(help="Write a Chrome trace-event file (open in ui.perfetto.dev); .json or .json.gz."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Simulate a scenario file, or one built from flags, and print the results."""
     from commsim.api import run_scenario, simulate
     from commsim.config import load_scenario
     from commsim.report import results_csv, results_json, results_table, winners_table
+    from commsim.report.progress import progress_iter
+
+    def progress(cases: list[Any]) -> Any:
+        return progress_iter(cases, "simulating", not quiet)
 
     if json_out and csv_out:
         _fail("choose one of --json and --csv")
@@ -68,8 +79,15 @@ def run(
     if scenario is not None:
         if topology or algorithm or size:
             _fail("give a scenario file or --topology/--algorithm/--size flags, not both")
+        from commsim.training import is_training_scenario
+
+        if is_training_scenario(scenario):
+            if verify or explain or trace:
+                _fail("--verify, --explain and --trace apply to collective scenarios, not training scenarios")
+            _run_training(scenario, json_out=json_out, csv_out=csv_out)
+            return
         loaded = load_scenario(scenario)
-        results = run_scenario(loaded, verify=verify)
+        results = run_scenario(loaded, verify=verify, progress=progress)
         title = f"{loaded.scenario.name}: {loaded.collective} on {loaded.topology.name}"
     else:
         if not topology or not algorithm:
@@ -78,12 +96,16 @@ def run(
         sizes = size or ["160 MB"]
         params = _parse_params(param or [])
         topo = _topology(topology, gpus=gpus, box=box, nodes=nodes, nic=nic)
-        results = [
-            simulate(topo, a, collective, s, verify=verify, params=params) for a in algorithm for s in sizes
-        ]
+        cases = [(a, s) for a in algorithm for s in sizes]
+        results = [simulate(topo, a, collective, s, verify=verify, params=params) for a, s in progress(cases)]
         title = f"{collective} on {results[0].topology}" if results else None
     if explain:
         _explain(results)
+    if trace is not None:
+        from commsim.report.trace import write_trace
+
+        write_trace(results, trace)
+        err.print(f"wrote {trace} (open it at https://ui.perfetto.dev)", highlight=False)
     if json_out:
         print(results_json(results))
     elif csv_out:
@@ -92,6 +114,20 @@ def run(
         out.print(results_table(results, title=title))
         if len({r.label for r in results}) > 1 and len({r.nbytes for r in results}) > 1:
             out.print(winners_table(results))
+
+
+def _run_training(path: Path, json_out: bool, csv_out: bool) -> None:
+    """A training scenario (top-level ``workload:``): steps, best bucket sizes, scaling."""
+    from commsim.training import load_training_scenario, run_loaded_training, training_json, training_report
+
+    if csv_out:
+        _fail("--csv is not available for training scenarios; use --json")
+    loaded = load_training_scenario(path)
+    results = run_loaded_training(loaded)
+    if json_out:
+        print(training_json(results))
+    else:
+        out.print(training_report(results, title=loaded.title))
 
 
 def _topology(name: str, **builder: object) -> Topology:

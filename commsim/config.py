@@ -182,6 +182,11 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
+    if "workload" in data:
+        raise ScenarioError(
+            f"{source}: this is a training scenario (top-level 'workload'); "
+            "load it with commsim.training.load_training_scenario"
+        )
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     topology = _build_topology(scenario, node, source, base or Path.cwd())
     return LoadedScenario(

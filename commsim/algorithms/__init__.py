@@ -5,6 +5,7 @@ from commsim.algorithms import (  # noqa: F401  (registers built-ins)
     halving_doubling,
     hierarchical,
     hybrid,
+    multi_machine_ps,
     multi_ring,
     parameter_server,
     ring,

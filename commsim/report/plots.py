@@ -1,23 +1,391 @@
-"""Plots (matplotlib, imported lazily so the CLI starts fast)."""
+"""Plots of results: bandwidth against size, link timelines, utilisation heat maps.
+
+matplotlib is imported when a plot is made, never at import time, so the
+CLI starts fast. Figures are plain :class:`matplotlib.figure.Figure`
+objects, not pyplot figures: nothing is registered with pyplot, nothing
+needs closing, and no backend is switched under a notebook's feet. Each
+function returns its Figure, after saving it to ``path`` when one is given
+(the suffix picks the format: ``.png``, ``.svg`` or ``.pdf``).
+:func:`plot_validation` keeps its older contract and returns the written path.
+"""
 
 from __future__ import annotations
 
+import io
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["plot_validation"]
+import numpy as np
+
+from commsim.errors import CommsimError
+from commsim.report.activity import binned_utilisation, run_parts
+from commsim.results import Result
+from commsim.units import format_size, format_time
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from commsim.calibrate.parser import NcclTestsLog
+
+__all__ = [
+    "FORMATS",
+    "PlotError",
+    "check_output",
+    "figure_png",
+    "plot_busbw",
+    "plot_timeline",
+    "plot_utilisation_heatmap",
+    "plot_validation",
+    "save_figure",
+]
+
+FORMATS = ("png", "svg", "pdf")
+"""Output formats the plot functions write, by file suffix."""
+
+BOTTLENECK_COLOUR = "tab:red"
+LINK_COLOUR = "tab:blue"
 
 
-def _pyplot() -> Any:
+class PlotError(CommsimError, ValueError):
+    """A plot cannot be made as asked (unknown output format, nothing to draw)."""
+
+
+def check_output(path: str | Path) -> Path:
+    """``path`` as a Path, if its suffix is a format we write.
+
+    Raises
+    ------
+    PlotError
+        If the suffix is not ``.png``, ``.svg`` or ``.pdf``.
+    """
+    out = Path(path)
+    suffix = out.suffix.lower().lstrip(".")
+    if suffix not in FORMATS:
+        raise PlotError(
+            f"cannot write a plot to {str(out)!r}: unknown format {out.suffix or '(no suffix)'!r}; "
+            f"use one of {', '.join('.' + f for f in FORMATS)}"
+        )
+    return out
+
+
+def new_figure(width_in: float, height_in: float, rows: int = 1, **kwargs: Any) -> tuple[Figure, Any]:
+    """A pyplot-free Figure of the given size (inches, 100 dpi) and its axes."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width_in, height_in), dpi=100)
+    axes = fig.subplots(rows, 1, squeeze=False, **kwargs)[:, 0]
+    return fig, axes
+
+
+def save_figure(fig: Figure, path: str | Path) -> Path:
+    """Save ``fig`` to ``path`` (format from the suffix) and return the path.
+
+    The same figure gives the same bytes: no dates in SVG or PDF metadata,
+    and SVG element ids from a fixed salt.
+    """
     import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    out = check_output(path)
+    with matplotlib.rc_context({"svg.hashsalt": "commsim"}):
+        fig.savefig(out, format=out.suffix.lower().lstrip("."), metadata=_metadata(out))
+    return out
 
-    return plt
+
+def _metadata(out: Path) -> dict[str, Any]:
+    """File metadata without dates, so the same figure gives the same bytes."""
+    suffix = out.suffix.lower()
+    if suffix == ".svg":
+        return {"Date": None}
+    if suffix == ".pdf":
+        return {"CreationDate": None}
+    return {}
 
 
-def plot_validation(report: Any, path: str | Path) -> Path:
+def figure_png(fig: Figure) -> bytes:
+    """``fig`` as PNG bytes, e.g. for ``IPython.display.Image(figure_png(fig))``."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _finish(fig: Figure, path: str | Path | None) -> Figure:
+    if path is not None:
+        save_figure(fig, path)
+    return fig
+
+
+def time_unit(max_s: float) -> tuple[float, str]:
+    """(seconds per unit, unit name) to show times up to ``max_s`` readably."""
+    for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if max_s >= factor:
+            return factor, unit
+    return 1e-9, "ns"
+
+
+def size_axis(ax: Axes, sizes: Sequence[float]) -> None:
+    """Log-2 x axis of message sizes, ticks at powers of two labelled ``8 B``, ``1 MiB``..."""
+    positive = [s for s in sizes if s > 0]
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (bytes)")
+    if not positive:
+        return
+    low, high = math.floor(math.log2(min(positive))), math.ceil(math.log2(max(positive)))
+    step = max(1, math.ceil((high - low) / 9))
+    ticks = [2.0**e for e in range(low, high + 1, step)]
+    ax.set_xticks(ticks, [format_size(t) for t in ticks])
+    ax.xaxis.set_minor_locator(_null_locator())
+
+
+def _null_locator() -> Any:
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()
+
+
+# -- busbw (or time) against size -------------------------------------------------
+def _record(item: Result | Mapping[str, Any]) -> tuple[str, float, float, float]:
+    """(label, nbytes, time_s, busbw_Bps) of a Result or a ``to_record()`` mapping."""
+    if isinstance(item, Result):
+        return item.label, item.nbytes, item.time_s, item.busbw_Bps
+    try:
+        return str(item["label"]), float(item["nbytes"]), float(item["time_s"]), float(item["busbw_Bps"])
+    except KeyError as exc:
+        raise PlotError(f"result record {dict(item)!r} lacks {exc.args[0]!r}") from None
+
+
+def _measured(measured: NcclTestsLog | str | Path) -> NcclTestsLog:
+    if isinstance(measured, str | Path):
+        from commsim.calibrate import load_nccl_tests
+
+        return load_nccl_tests(measured)
+    return measured
+
+
+def plot_busbw(
+    results: Sequence[Result] | Sequence[Mapping[str, Any]],
+    measured: NcclTestsLog | str | Path | None = None,
+    path: str | Path | None = None,
+    *,
+    metric: str = "busbw",
+    title: str | None = None,
+) -> Figure:
+    """Bus bandwidth (or time) against message size, one line per algorithm label.
+
+    Parameters
+    ----------
+    results : sequence of Result or of ``Result.to_record()`` mappings
+        Several sizes per label; lines follow the labels' first appearance.
+    measured : NcclTestsLog or path, optional
+        An nccl-tests log (see :func:`commsim.calibrate.load_nccl_tests`)
+        whose out-of-place figures are drawn as points.
+    path : str or Path, optional
+        Where to save the figure (``.png``, ``.svg``, ``.pdf``).
+    metric : {"busbw", "time"}
+        Bus bandwidth in GB/s (linear y), or time in microseconds (log y).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if metric not in ("busbw", "time"):
+        raise PlotError(f"unknown metric {metric!r}; valid: busbw, time")
+    rows = [_record(r) for r in results]
+    if not rows and measured is None:
+        raise PlotError("nothing to plot: no results and no measurements")
+    lines: dict[str, list[tuple[float, float, float]]] = {}
+    for label, nbytes, time_s, busbw in rows:
+        lines.setdefault(label, []).append((nbytes, time_s, busbw))
+    fig, (ax,) = new_figure(8, 4.5)
+    sizes = [nbytes for _, nbytes, _, _ in rows]
+    markers = "os^vDP*Xhd<>"
+    for i, (label, points) in enumerate(lines.items()):
+        points.sort()
+        y = [p[2] / 1e9 if metric == "busbw" else p[1] * 1e6 for p in points]
+        ax.plot([p[0] for p in points], y, marker=markers[i % len(markers)], ms=4, label=label)
+    if measured is not None:
+        log = _measured(measured)
+        x = [r.nbytes for r in log.rows if r.nbytes > 0]
+        y = [
+            r.oop_busbw_Bps / 1e9 if metric == "busbw" else r.oop_time_s * 1e6
+            for r in log.rows
+            if r.nbytes > 0
+        ]
+        sizes += x
+        ax.plot(x, y, "kx", ms=6, label=f"measured ({Path(str(log.source or 'log')).name})")
+    size_axis(ax, sizes)
+    if metric == "busbw":
+        ax.set_ylabel("bus bandwidth (GB/s)")
+        ax.set_ylim(bottom=0)
+    else:
+        ax.set_yscale("log")
+        ax.set_ylabel("time (us)")
+    if title is None and results and isinstance(results[0], Result):
+        first = results[0]
+        title = f"{first.collective.value} on {first.topology}, {first.ranks} ranks"
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _finish(fig, path)
+
+
+# -- timeline of link busy intervals -----------------------------------------------
+def _merged(starts: np.ndarray, ends: np.ndarray, gap_s: float) -> list[tuple[float, float]]:
+    """Busy intervals with gaps shorter than ``gap_s`` closed: (start, width) pairs."""
+    if not starts.size:
+        return []
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], np.maximum.accumulate(ends[order])
+    split = np.flatnonzero(starts[1:] - ends[:-1] > gap_s) + 1
+    first = np.concatenate([[0], split])
+    last = np.concatenate([split - 1, [starts.size - 1]])
+    return list(zip(starts[first].tolist(), (ends[last] - starts[first]).tolist()))
+
+
+def _timeline_panel(ax: Axes, result: Result, max_links: int, factor: float, first: bool) -> None:
+    run = run_parts(result)
+    rec = run.record
+    shown = result.links[:max_links]
+    hot = {load.link for load in result.bottleneck}
+    by_name = {link.name: link.index for link in run.topology.links}
+    gap_s = rec.makespan_s / 4000  # below a pixel: merged for drawing
+    for row, load in enumerate(shown):
+        mine = rec.interval_link == by_name[load.link]
+        spans = _merged(rec.interval_start_s[mine], rec.interval_end_s[mine], gap_s)
+        colour = BOTTLENECK_COLOUR if load.link in hot else LINK_COLOUR
+        ax.broken_barh([(s / factor, w / factor) for s, w in spans], (row - 0.4, 0.8), color=colour)
+    ax.set_yticks(range(len(shown)), [f"{load.link} ({load.utilisation:.0%})" for load in shown], fontsize=7)
+    ax.set_ylim(len(shown) - 0.5, -0.5)
+    more = len(result.links) - len(shown)
+    suffix = f"; {len(shown)} busiest of {len(result.links)} links" if more > 0 else ""
+    ax.set_title(
+        f"{result.label}: {result.collective.value} of {format_size(result.nbytes)} on {result.topology}, "
+        f"{format_time(result.time_s)}{suffix}",
+        fontsize=9,
+        loc="left",
+        pad=14 if first else 6,
+    )
+    ax.set_ylabel("link (full-rate share of run)", fontsize=8)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+def plot_timeline(
+    results: Result | Sequence[Result],
+    path: str | Path | None = None,
+    *,
+    max_links: int = 24,
+) -> Figure:
+    """Gantt chart of when each link carried data; the bottleneck links in red.
+
+    Several results are drawn as panels over one time axis, so their
+    lengths compare at a glance (15 ms against 80 ms).
+
+    Parameters
+    ----------
+    results : Result or sequence of Result
+        Results with their replay record (from :func:`commsim.api.simulate`).
+    path : str or Path, optional
+        Where to save the figure.
+    max_links : int
+        Most links per panel: the busiest (label: share of the run each
+        link needed at full rate, as in the results table).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.patches import Patch
+
+    runs = [results] if isinstance(results, Result) else list(results)
+    if not runs:
+        raise PlotError("nothing to plot: no results")
+    rows = [min(len(r.links), max_links) for r in runs]
+    makespan = max(run_parts(r).record.makespan_s for r in runs)
+    factor, unit = time_unit(makespan)
+    height = sum(0.9 + 0.2 * max(n, 2) for n in rows) + 0.6
+    fig, axes = new_figure(
+        9, height, rows=len(runs), sharex=True, height_ratios=[max(n, 2) + 3 for n in rows]
+    )
+    for i, (ax, result) in enumerate(zip(axes, runs)):
+        _timeline_panel(ax, result, max_links, factor, first=i == 0)
+    axes[-1].set_xlabel(f"time ({unit})")
+    axes[0].set_xlim(0, makespan / factor * 1.02 if makespan > 0 else 1)
+    axes[0].legend(
+        handles=[
+            Patch(color=BOTTLENECK_COLOUR, label="bottleneck link"),
+            Patch(color=LINK_COLOUR, label="other link"),
+        ],
+        loc="lower right",
+        bbox_to_anchor=(1.0, 1.0),
+        ncols=2,
+        frameon=False,
+        fontsize=8,
+    )
+    fig.tight_layout()
+    return _finish(fig, path)
+
+
+# -- utilisation heat map ----------------------------------------------------------
+def plot_utilisation_heatmap(
+    result: Result,
+    path: str | Path | None = None,
+    *,
+    bins: int = 100,
+    max_links: int = 64,
+) -> Figure:
+    """Links against time bins, coloured by the share of each link's capacity in use.
+
+    Rows are the links that carried data (the ``max_links`` busiest), in the
+    topology's link order; the value is the bytes a link carried in a bin
+    over what it could carry (rates as the replay shared them, see
+    :mod:`commsim.report.activity`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    run = run_parts(result)
+    makespan = run.record.makespan_s
+    if not result.links or makespan <= 0:
+        raise PlotError(f"nothing to plot: {result.label!r} moved no data")
+    by_name = {link.name: link.index for link in run.topology.links}
+    links = np.sort(np.array([by_name[load.link] for load in result.links[:max_links]], np.int64))
+    edges = np.linspace(0.0, makespan, bins + 1)
+    utilisation = binned_utilisation(run, links, edges)
+    factor, unit = time_unit(makespan)
+    fig, (ax,) = new_figure(9, 1.4 + 0.16 * max(links.size, 4))
+    image = ax.imshow(
+        utilisation,
+        aspect="auto",
+        interpolation="nearest",
+        cmap="viridis",
+        vmin=0.0,
+        vmax=1.0,
+        extent=(0.0, makespan / factor, links.size - 0.5, -0.5),
+    )
+    ax.set_yticks(range(links.size), [run.topology.links[i].name for i in links.tolist()], fontsize=7)
+    ax.set_xlabel(f"time ({unit})")
+    ax.set_ylabel("link")
+    more = f", {links.size} busiest of {len(result.links)} links" if len(result.links) > links.size else ""
+    ax.set_title(
+        f"{result.label}: {result.collective.value} of {format_size(result.nbytes)} on "
+        f"{result.topology}, {format_time(result.time_s)}{more}",
+        fontsize=9,
+        loc="left",
+    )
+    bar = fig.colorbar(image, ax=ax, pad=0.01, fraction=0.04)
+    bar.set_label("utilisation (share of link capacity)")
+    fig.tight_layout()
+    return _finish(fig, path)
+
+
+# -- measured against predicted (calibration) ----------------------------------------
+def plot_validation(report: Any, path: str | Path, calibrated: Any = None) -> Path:
     """Measured and predicted bus bandwidth against size (log x), nccl-tests style.
 
     Parameters
@@ -25,9 +393,16 @@ def plot_validation(report: Any, path: str | Path) -> Path:
     report : commsim.calibrate.validate.Validation
     path : str or Path
         Output file; the suffix picks the format (``.png``, ``.svg``, ``.pdf``).
+    calibrated : commsim.calibrate.validate.Validation, optional
+        The same log validated with calibrated parameters, drawn as a third line.
+
+    Returns
+    -------
+    Path
+        The written file.
     """
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    out = check_output(path)
+    fig, (ax,) = new_figure(8, 4.5)
     sizes = [r.nbytes for r in report.rows]
     ax.plot(sizes, [r.measured_busbw_Bps / 1e9 for r in report.rows], "o-", label="measured (nccl-tests)")
     ax.plot(
@@ -36,14 +411,17 @@ def plot_validation(report: Any, path: str | Path) -> Path:
         "s--",
         label="predicted (commsim NCCL model)",
     )
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("message size (bytes)")
+    if calibrated is not None:
+        ax.plot(
+            [r.nbytes for r in calibrated.rows],
+            [r.predicted_busbw_Bps / 1e9 for r in calibrated.rows],
+            "^:",
+            label="predicted, calibrated",
+        )
+    size_axis(ax, sizes)
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.set_title(f"{report.collective}: {Path(str(report.source)).name}", fontsize=9)
-    ax.grid(True, which="both", alpha=0.3)
+    ax.grid(True, which="major", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out)

@@ -25,7 +25,9 @@ def _ball(
     edge_ok: Callable[[str, str], bool],
 ) -> tuple[dict[str, int], dict[str, list[str]]]:
     """Distances and shortest-path predecessors of every node within ``radius`` of ``start``."""
-    dist, prev, frontier = {start: 0}, {start: []}, [start]
+    dist: dict[str, int] = {start: 0}
+    prev: dict[str, list[str]] = {start: []}
+    frontier = [start]
     for level in range(1, radius + 1):
         following = []
         for node in frontier:

@@ -1,0 +1,301 @@
+"""``commsim plot ...``: figures of results and machines, as PNG, SVG or PDF.
+
+A thin typer sub-app over :mod:`commsim.report.plots` and
+:mod:`commsim.report.draw`; mounted by :mod:`commsim.cli` as ``plot``.
+Runs come from a scenario file or from ``--topology``/``--algorithm``/
+``--size`` flags, as for ``commsim run``. Bad input raises
+:class:`~commsim.errors.CommsimError`, which the CLI turns into exit code 2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from commsim.errors import CommsimError
+
+if TYPE_CHECKING:
+    from commsim.results import Result
+
+__all__ = ["plot_app", "simulate_runs", "size_range"]
+
+plot_app = typer.Typer(
+    no_args_is_help=True,
+    help="Draw bandwidth curves, link timelines, utilisation heat maps and machines (PNG, SVG, PDF).",
+)
+
+MAX_PANELS = 8
+"""Most runs one timeline figure shows (one panel each)."""
+
+Scenario = Annotated[Path | None, typer.Argument(help="Scenario YAML file (or use the flags).")]
+TopologyName = Annotated[str | None, typer.Option(help="Topology name, builder or YAML path.")]
+Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fully_connected).")]
+Algorithms = Annotated[list[str] | None, typer.Option(help="Algorithm name (repeatable).")]
+CollectiveName = Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")]
+Sizes = Annotated[
+    list[str] | None,
+    typer.Option(help="Message size, e.g. '160 MB' (repeatable; with a scenario: show only these sizes)."),
+]
+Params = Annotated[list[str] | None, typer.Option(help="Algorithm parameter KEY=VALUE (repeatable).")]
+Select = Annotated[list[str] | None, typer.Option(help="Show only runs with this label (repeatable).")]
+Output = Annotated[Path, typer.Option("-o", "--output", help="Output file: .png, .svg or .pdf.")]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
+def size_range(text: str, factor: float = 2.0) -> list[float]:
+    """Sizes from ``"8B..1GB"``: the first, then times ``factor`` while not above the last.
+
+    Like nccl-tests' ``-b 8 -e 1G -f 2``, except that units are commsim's:
+    ``1GB`` is 10^9 bytes (use ``1GiB`` for 2^30).
+
+    Raises
+    ------
+    CommsimError
+        If the text is not ``FIRST..LAST`` with FIRST <= LAST, or ``factor`` <= 1.
+    """
+    from commsim.units import parse_size
+
+    first_text, sep, last_text = text.partition("..")
+    if not sep:
+        raise CommsimError(f"size range {text!r} must look like FIRST..LAST, e.g. 8B..1GB")
+    first, last = parse_size(first_text.strip()), parse_size(last_text.strip())
+    if not 0 < first <= last:
+        raise CommsimError(f"size range {text!r}: the first size must be positive and at most the last")
+    if not factor > 1:
+        raise CommsimError(f"size factor must be above 1, got {factor}")
+    count = math.floor(math.log(last / first, factor) + 1e-9) + 1
+    return [first * factor**k for k in range(count)]
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, object]:
+    import yaml
+
+    params: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CommsimError(f"--param {item!r} must look like KEY=VALUE, e.g. --param chunks=8")
+        params[key.strip()] = yaml.safe_load(value)
+    return params
+
+
+def simulate_runs(
+    scenario: Path | None,
+    topology: str | None,
+    gpus: int | None,
+    algorithms: Sequence[str],
+    collective: str,
+    sizes: Sequence[float | str],
+    params: dict[str, object],
+    quiet: bool,
+) -> list[Result]:
+    """Every run of a scenario, or of the flags (algorithms outer, sizes inner), with a progress bar."""
+    from commsim.api import simulate
+    from commsim.report.progress import progress_iter
+
+    if scenario is not None:
+        if topology or algorithms or params:
+            raise CommsimError("give a scenario file or --topology/--algorithm flags, not both")
+        from commsim.config import load_scenario
+
+        loaded = load_scenario(scenario)
+        spec = loaded.scenario
+        cases = [(entry, n) for entry in spec.algorithms for n in loaded.sizes_nbytes]
+        return [
+            simulate(
+                loaded.topology,
+                entry.algorithm,
+                loaded.collective,
+                nbytes,
+                params=entry.params,
+                ranks=spec.ranks,
+                root=spec.root,
+                label=entry.label or entry.algorithm,
+            )
+            for entry, nbytes in progress_iter(cases, "simulating", not quiet)
+        ]
+    if not topology or not algorithms:
+        raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
+    flag_cases = [(a, s) for a in algorithms for s in sizes]
+    return [
+        simulate(topology, a, collective, s, gpus=gpus, params=params)
+        for a, s in progress_iter(flag_cases, "simulating", not quiet)
+    ]
+
+
+def _runs(
+    scenario: Path | None,
+    topology: str | None,
+    gpus: int | None,
+    algorithm: list[str] | None,
+    collective: str,
+    size: list[str] | None,
+    param: list[str] | None,
+    select: list[str] | None,
+    quiet: bool,
+) -> list[Result]:
+    """Runs from a scenario or flags, narrowed to the selected labels and sizes."""
+    from commsim.units import parse_size
+
+    sizes = [parse_size(s) for s in size or []]
+    results = simulate_runs(
+        scenario,
+        topology,
+        gpus,
+        algorithm or [],
+        collective,
+        sizes or [160e6],
+        _parse_params(param or []),
+        quiet,
+    )
+    if scenario is not None and sizes:
+        results = [r for r in results if r.nbytes in sizes]
+    if select:
+        unknown = sorted(set(select) - {r.label for r in results})
+        if unknown:
+            labels = ", ".join(dict.fromkeys(r.label for r in results))
+            raise CommsimError(f"--select {', '.join(unknown)}: no such run; labels: {labels}")
+        results = [r for r in results if r.label in select]
+    if not results:
+        raise CommsimError("no run left to plot (check --size against the scenario's sizes)")
+    return results
+
+
+def _describe(results: Sequence[Result]) -> str:
+    """``labels: a, b; sizes: 1 kB, 1 MB``: what --select and --size can pick."""
+    from commsim.units import format_size
+
+    labels = ", ".join(dict.fromkeys(r.label for r in results))
+    sizes = ", ".join(format_size(n) for n in sorted({r.nbytes for r in results}))
+    return f"labels: {labels}; sizes: {sizes}"
+
+
+def _headless() -> None:
+    """Render without a display: the command line only writes files."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+
+
+def _done(path: Path) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"wrote {path}", highlight=False)
+
+
+@plot_app.command("busbw")
+def busbw(
+    output: Output,
+    scenario: Scenario = None,
+    topology: TopologyName = None,
+    gpus: Gpus = None,
+    algorithm: Algorithms = None,
+    collective: CollectiveName = "all_reduce",
+    sizes: Annotated[
+        str | None, typer.Option(help="Size range FIRST..LAST, doubling, e.g. 8B..1GiB (default).")
+    ] = None,
+    size: Sizes = None,
+    param: Params = None,
+    log: Annotated[Path | None, typer.Option(help="nccl-tests log whose measurements to add.")] = None,
+    metric: Annotated[str, typer.Option(help="busbw (GB/s) or time (us).")] = "busbw",
+    quiet: Quiet = False,
+) -> None:
+    """Bus bandwidth (or time) against message size, one line per algorithm, nccl-tests style."""
+    from commsim.report.plots import check_output, plot_busbw
+
+    out = check_output(output)
+    if sizes and size:
+        raise CommsimError("give --sizes FIRST..LAST or --size (repeatable), not both")
+    if scenario is None:
+        size = size or [str(s) for s in size_range(sizes or "8B..1GiB")]
+    results = _runs(scenario, topology, gpus, algorithm, collective, size, param, None, quiet)
+    _headless()
+    plot_busbw(results, measured=log, path=out, metric=metric)
+    _done(out)
+
+
+@plot_app.command("timeline")
+def timeline(
+    output: Output,
+    scenario: Scenario = None,
+    topology: TopologyName = None,
+    gpus: Gpus = None,
+    algorithm: Algorithms = None,
+    collective: CollectiveName = "all_reduce",
+    size: Sizes = None,
+    param: Params = None,
+    select: Select = None,
+    max_links: Annotated[int, typer.Option(help="Most links per run (the busiest).")] = 24,
+    quiet: Quiet = False,
+) -> None:
+    """When each link carried data (Gantt), one panel per run, bottleneck links in red."""
+    from commsim.report.plots import check_output, plot_timeline
+
+    out = check_output(output)
+    results = _runs(scenario, topology, gpus, algorithm, collective, size, param, select, quiet)
+    if len(results) > MAX_PANELS:
+        raise CommsimError(
+            f"{len(results)} runs are too many for one timeline (at most {MAX_PANELS}); "
+            f"narrow them with --select LABEL and --size: {_describe(results)}"
+        )
+    _headless()
+    plot_timeline(results, out, max_links=max_links)
+    _done(out)
+
+
+@plot_app.command("heatmap")
+def heatmap(
+    output: Output,
+    scenario: Scenario = None,
+    topology: TopologyName = None,
+    gpus: Gpus = None,
+    algorithm: Algorithms = None,
+    collective: CollectiveName = "all_reduce",
+    size: Sizes = None,
+    param: Params = None,
+    select: Select = None,
+    bins: Annotated[int, typer.Option(help="Number of time bins.")] = 100,
+    max_links: Annotated[int, typer.Option(help="Most links shown (the busiest).")] = 64,
+    quiet: Quiet = False,
+) -> None:
+    """Link utilisation over time as a heat map (links x time bins) for one run."""
+    from commsim.report.plots import check_output, plot_utilisation_heatmap
+
+    out = check_output(output)
+    if bins < 1:
+        raise CommsimError(f"--bins must be at least 1, got {bins}")
+    results = _runs(scenario, topology, gpus, algorithm, collective, size, param, select, quiet)
+    if len(results) != 1:
+        raise CommsimError(
+            f"a heat map shows one run, got {len(results)}; choose with --select LABEL and --size: "
+            f"{_describe(results)}"
+        )
+    _headless()
+    plot_utilisation_heatmap(results[0], out, bins=bins, max_links=max_links)
+    _done(out)
+
+
+@plot_app.command("topology")
+def topology_drawing(
+    name: Annotated[str, typer.Argument(help="Topology name, builder or YAML path.")],
+    output: Output,
+    gpus: Gpus = None,
+    labels: Annotated[
+        bool | None,
+        typer.Option("--labels/--no-labels", help="Label every link with its bandwidth (default: auto)."),
+    ] = None,
+) -> None:
+    """Draw a machine: devices by kind, links coloured by family with their bandwidths."""
+    from commsim.report.draw import draw_topology
+    from commsim.report.plots import check_output
+    from commsim.topology import get_topology
+
+    out = check_output(output)
+    topo = get_topology(name, gpus=gpus)
+    _headless()
+    draw_topology(topo, out, edge_labels=labels)
+    _done(out)

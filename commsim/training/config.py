@@ -1,0 +1,375 @@
+"""Training scenario files: a workload, a machine, sync strategies, bucket sizes, overlap.
+
+Example (``scenarios/resnet50_dgx1_overlap.yaml``)::
+
+    name: resnet50_dgx1_overlap
+    workload: {model: resnet50, batch: 64, dtype: fp32, device_flops: 125 TFLOPS, efficiency: 0.25}
+    topology: dgx1_v100            # shipped name, YAML path, or {builder: ..., ...} / {file: ...}
+    sync:
+      - {algorithm: multi_ring, label: NVLink rings}
+      - {algorithm: parameter_server, label: parameter server on the CPU, params: {server: cpu}}
+    bucket_sizes: [1 MB, 5 MB, 25 MB, 100 MB]
+    overlap: [false, true]
+
+``workload`` names a shipped model (``resnet50``, ``bert_large`` with
+``seq``, ``gpt2_xl`` with ``seq``) with the device's throughput
+(``device_flops: "125 TFLOPS"`` or ``flops_per_s: 1.25e14``) and
+``efficiency``; or gives ``layers`` directly, each
+``{name, params, forward: "1 ms", backward: "2 ms"}``. ``optimizer`` is the
+optimizer's time after the last collective. ``nodes: [1, 2, 4]`` repeats
+everything on a builder topology (``{builder: cluster, box: dgx_a100, nic:
+ib_hdr}``) with that many boxes. A file is a training scenario when it has
+a top-level ``workload`` key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import pydantic
+import yaml
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+
+from commsim.algorithms import algorithm_names
+from commsim.api import parse_overrides
+from commsim.errors import CommsimError, ScenarioError
+from commsim.topology.builders import BUILDERS, build
+from commsim.topology.model import Topology
+from commsim.topology.resolve import get_topology
+from commsim.training.buckets import check_bucket_bytes
+from commsim.training.errors import TrainingError
+from commsim.training.models import MODELS, SEQUENCE_MODELS, get_model
+from commsim.training.workload import DTYPE_BYTES, Layer, Workload, dtype_bytes, parse_flops
+from commsim.units import parse_size, parse_time
+from commsim.yamlio import locate, read_text, read_yaml, validate_with_lines
+
+__all__ = [
+    "LayerSpec",
+    "LoadedTrainingScenario",
+    "SyncEntry",
+    "TrainingScenario",
+    "WorkloadSpec",
+    "is_training_scenario",
+    "load_training_scenario",
+    "parse_training_scenario",
+]
+
+
+def _check_size(value: str | float) -> str | float:
+    parse_size(value)
+    return value
+
+
+def _check_time(value: str | float) -> str | float:
+    parse_time(value)
+    return value
+
+
+SizeText = Annotated[str | float, AfterValidator(_check_size)]
+TimeText = Annotated[str | float, AfterValidator(_check_time)]
+
+
+def _default_buckets() -> list[str | float]:
+    return ["25 MB"]  # PyTorch DDP's bucket_cap_mb
+
+
+class _Strict(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid")
+
+
+class LayerSpec(_Strict):
+    """A layer with its compute times given directly."""
+
+    name: str
+    params: int = Field(ge=0)
+    forward: TimeText = 0.0
+    backward: TimeText = 0.0
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _whole(cls, value: Any) -> Any:
+        if isinstance(value, str):  # YAML 1.1 reads 1e6 as text
+            try:
+                value = float(value)
+            except ValueError:
+                return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+
+class WorkloadSpec(_Strict):
+    """The model: a shipped one with a device throughput, or layers with times."""
+
+    model: str | None = None
+    layers: list[LayerSpec] | None = None
+    name: str | None = None
+    batch: int | None = Field(None, ge=1)
+    seq: int | None = Field(None, ge=1)
+    dtype: str = "fp32"
+    device_flops: str | float | None = None
+    flops_per_s: float | None = Field(None, gt=0)
+    efficiency: float = Field(1.0, gt=0, le=1)
+    optimizer: TimeText = 0.0
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, name: str | None) -> str | None:
+        if name is not None and name not in MODELS:
+            raise ValueError(f"unknown model {name!r}; valid: {', '.join(MODELS)}")
+        return name
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtype(cls, value: str) -> str:
+        if value not in DTYPE_BYTES:
+            raise ValueError(f"unknown dtype {value!r}; valid: {', '.join(DTYPE_BYTES)}")
+        return value
+
+    @field_validator("device_flops")
+    @classmethod
+    def _readable_flops(cls, value: str | float | None) -> str | float | None:
+        if value is not None:
+            try:
+                parse_flops(value)
+            except TrainingError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> WorkloadSpec:
+        if (self.model is None) == (self.layers is None):
+            raise ValueError("give exactly one of 'model' (a shipped model) or 'layers' (your own)")
+        if self.model is not None:
+            self._check_model()
+        elif any(v is not None for v in (self.device_flops, self.flops_per_s, self.seq)):
+            raise ValueError("device_flops, flops_per_s and seq apply to a shipped 'model', not to 'layers'")
+        return self
+
+    def _check_model(self) -> None:
+        if (self.device_flops is None) == (self.flops_per_s is None):
+            raise ValueError(
+                f"model {self.model!r} needs the device's throughput: give exactly one of "
+                "device_flops (e.g. '125 TFLOPS') or flops_per_s (e.g. 1.25e14)"
+            )
+        if self.seq is not None and self.model not in SEQUENCE_MODELS:
+            raise ValueError(f"seq applies to {', '.join(sorted(SEQUENCE_MODELS))}, not to {self.model!r}")
+
+    def build(self) -> Workload:
+        """The :class:`Workload` this spec describes."""
+        if self.layers is not None:
+            layers = tuple(
+                Layer(l.name, l.params, parse_time(l.forward), parse_time(l.backward)) for l in self.layers
+            )
+            return Workload(self.name or "custom", layers, dtype_bytes(self.dtype), self.batch)
+        assert self.model is not None
+        options: dict[str, Any] = {
+            "flops_per_s": self.flops_per_s if self.flops_per_s is not None else self.device_flops,
+            "efficiency": self.efficiency,
+            "dtype": self.dtype,
+        }
+        if self.batch is not None:
+            options["batch"] = self.batch
+        if self.seq is not None:
+            options["seq"] = self.seq
+        return get_model(self.model, **options)
+
+
+class SyncEntry(_Strict):
+    """One sync strategy: a registered algorithm with parameters and a label."""
+
+    algorithm: str
+    label: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("algorithm")
+    @classmethod
+    def _known(cls, name: str) -> str:
+        names = algorithm_names()
+        if name not in names:
+            raise ValueError(f"unknown algorithm {name!r}; valid: {', '.join(names)}")
+        return name
+
+
+class TrainingScenario(_Strict):
+    """A training scenario file."""
+
+    name: str
+    description: str = ""
+    workload: WorkloadSpec
+    topology: str | dict[str, Any]
+    overrides: dict[str, dict[str, str | float]] = Field(default_factory=dict)
+    ranks: int | list[str] | None = None
+    nodes: list[Annotated[int, Field(ge=1)]] | None = Field(None, min_length=1)
+    sync: list[SyncEntry] = Field(min_length=1)
+    bucket_sizes: list[SizeText] = Field(default_factory=_default_buckets, min_length=1)
+    overlap: list[bool] = Field(default_factory=lambda: [True], min_length=1)
+
+    @field_validator("topology")
+    @classmethod
+    def _topology(cls, value: str | dict[str, Any]) -> str | dict[str, Any]:
+        if isinstance(value, dict):
+            given = [k for k in ("builder", "file") if k in value]
+            if len(given) != 1:
+                raise ValueError(f"give exactly one of builder, file (got {given or 'none'})")
+            if "builder" in value and value["builder"] not in BUILDERS:
+                raise ValueError(f"unknown builder {value['builder']!r}; valid: {', '.join(BUILDERS)}")
+            if "file" in value and len(value) > 1:
+                raise ValueError(
+                    f"a topology file takes no other fields; got {sorted(set(value) - {'file'})}"
+                )
+        return value
+
+    @field_validator("overrides")
+    @classmethod
+    def _overrides(cls, value: dict[str, dict[str, str | float]]) -> dict[str, dict[str, str | float]]:
+        parse_overrides(value)
+        from commsim.topology.linkkinds import kinds_matching
+
+        kinds_matching(tuple(value))
+        return value
+
+    @field_validator("nodes")
+    @classmethod
+    def _nodes_need_builder(cls, value: list[int] | None, info: ValidationInfo) -> list[int] | None:
+        topology = info.data.get("topology")
+        if value is not None and topology is not None:
+            if not isinstance(topology, dict) or "builder" not in topology:
+                raise ValueError("'nodes' needs a builder topology, e.g. {builder: cluster, box: dgx_a100}")
+            if "nodes" in topology:
+                raise ValueError("give the node counts in 'nodes' only, not also in the topology")
+        return value
+
+
+@dataclass(frozen=True)
+class LoadedTrainingScenario:
+    """A validated training scenario with its workload and machines built.
+
+    Attributes
+    ----------
+    scenario : TrainingScenario
+    workload : Workload
+    machines : list of (int or None, Topology)
+        One per node count (None when ``nodes`` is not given).
+    bucket_nbytes : list of float
+    optimizer_s : float
+    source : str
+    """
+
+    scenario: TrainingScenario
+    workload: Workload
+    machines: list[tuple[int | None, Topology]]
+    bucket_nbytes: list[float]
+    optimizer_s: float
+    source: str
+
+    @property
+    def title(self) -> str:
+        """``name: workload on machine`` (the node counts for scaling runs), for report titles."""
+        where = self.machines[0][1].name
+        if len(self.machines) > 1:
+            where += f" .. {self.machines[-1][1].name} ({len(self.machines)} node counts)"
+        return f"{self.scenario.name}: {self.workload.name} on {where}"
+
+
+def is_training_scenario(path: str | Path) -> bool:
+    """Whether the YAML file at ``path`` has a top-level ``workload`` key (False if unreadable)."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return False
+    return isinstance(data, dict) and "workload" in data
+
+
+def _where(node: yaml.Node | None, loc: tuple[int | str, ...], source: str) -> str:
+    found = locate(node, loc)
+    return f"{source}:{found[0]}:{found[1]}" if found else source
+
+
+def _machines(
+    scenario: TrainingScenario, node: yaml.Node | None, source: str, base: Path
+) -> list[tuple[int | None, Topology]]:
+    ref = scenario.topology
+    prefix = _where(node, ("topology",), source)
+    counts: list[int | None] = list(scenario.nodes) if scenario.nodes is not None else [None]
+    machines = []
+    try:
+        for count in counts:
+            if isinstance(ref, str):
+                candidate = base / ref
+                topo = get_topology(str(candidate) if candidate.suffix in (".yaml", ".yml") else ref)
+            elif "file" in ref:
+                topo = get_topology(str(base / ref["file"]))
+            else:
+                params = {k: v for k, v in ref.items() if k != "builder"}
+                if count is not None:
+                    params["nodes"] = count
+                topo = build(ref["builder"], **params)
+            if scenario.overrides:
+                topo = topo.with_overrides(parse_overrides(scenario.overrides))
+            machines.append((count, topo))
+    except CommsimError as exc:
+        raise ScenarioError(f"{prefix}: topology: {exc}") from None
+    return machines
+
+
+def _workload(scenario: TrainingScenario, node: yaml.Node | None, source: str) -> Workload:
+    try:
+        return scenario.workload.build()
+    except CommsimError as exc:
+        raise TrainingError(f"{_where(node, ('workload',), source)}: workload: {exc}") from None
+
+
+def _check_steps(
+    scenario: TrainingScenario, workload: Workload, sizes: list[float], node: yaml.Node | None, source: str
+) -> None:
+    """The step-level errors, found before any simulation and reported with their line."""
+    for i, nbytes in enumerate(sizes):
+        try:
+            check_bucket_bytes(workload, nbytes)
+        except TrainingError as exc:
+            raise TrainingError(f"{_where(node, ('bucket_sizes', i), source)}: bucket_sizes: {exc}") from None
+    if True in scenario.overlap and workload.backward_s == 0:
+        where = _where(node, ("overlap", scenario.overlap.index(True)), source)
+        raise TrainingError(
+            f"{where}: overlap: workload {workload.name!r} has zero backward compute time, so there is "
+            "nothing for communication to overlap with; use overlap: [false]"
+        )
+
+
+def parse_training_scenario(
+    text: str, source: str = "<training scenario>", base: Path | None = None
+) -> LoadedTrainingScenario:
+    """Validate training-scenario YAML text and build its workload and machines.
+
+    Raises
+    ------
+    ScenarioError
+        With ``source:line:col`` for a malformed file or topology.
+    TrainingError
+        With ``source:line:col`` for a workload that cannot be built, a
+        bucket larger than the model, or overlap without backward compute.
+    """
+    data, node = read_yaml(text, source, ScenarioError)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
+    scenario = validate_with_lines(TrainingScenario, data, node, source, ScenarioError)
+    workload = _workload(scenario, node, source)
+    sizes = [parse_size(s) for s in scenario.bucket_sizes]
+    _check_steps(scenario, workload, sizes, node, source)
+    return LoadedTrainingScenario(
+        scenario=scenario,
+        workload=workload,
+        machines=_machines(scenario, node, source, base or Path.cwd()),
+        bucket_nbytes=sizes,
+        optimizer_s=parse_time(scenario.workload.optimizer),
+        source=source,
+    )
+
+
+def load_training_scenario(path: str | Path) -> LoadedTrainingScenario:
+    """Read and validate a training scenario file."""
+    path = Path(path)
+    return parse_training_scenario(read_text(path, ScenarioError), str(path), path.parent)
