@@ -232,3 +232,24 @@ def test_calibrated_file_with_a_bad_nccl_field_names_its_line(tmp_path: Path) ->
     proc = commsim("topo", "show", str(bad))
     assert proc.returncode == 2
     assert f"{bad}:8:" in proc.stderr and "shm_efficency" in proc.stderr
+
+
+def test_recommend_ranks_and_explains() -> None:
+    proc = commsim(
+        "recommend", "--topology", "dgx1_v100", "--collective", "all_reduce", "--size", "160 MB", "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    times = [r["time_s"] for r in data["ranking"]]
+    assert times == sorted(times) and len(times) >= 8
+    winner = data["ranking"][0]["algorithm"]
+    assert data["explanation"].startswith(f"{winner} wins at")
+    assert "leaves idle" in data["explanation"]
+    assert "halving_doubling" not in data["not_applicable"]  # 8 ranks: a power of two
+
+
+def test_top_level_simulate_is_the_api() -> None:
+    import commsim
+
+    r = commsim.simulate(topology="pcie_4gpu_switch", algorithm="sharded_parameter_server", size="160 MB")
+    assert r.time_s == pytest.approx(0.015, rel=1e-9)

@@ -124,3 +124,26 @@ def test_dgx1_algorithms_winners() -> None:
     assert best[1e9].label in {"hybrid", "multi_ring"}  # all links at once win large ones
     for size in (1e3, 1e9):
         assert by[("parameter_server (cpu)", size)].time_s > best[size].time_s
+
+
+def test_hybrid_equal_finish_split_beats_every_other_split() -> None:
+    """SEED_FACTS.md section 4: splitting R/(1+R) makes both parts finish together; others are slower."""
+    from commsim.api import simulate
+
+    overrides = {
+        "nvlink": {"bandwidth": "18 GB/s", "latency": "0 s"},
+        "pcie": {"bandwidth": "10 GB/s", "latency": "0 s"},
+        "inter_socket": {"latency": "0 s"},
+    }
+    best = simulate("dgx1_v100", "hybrid", size="160 MB", overrides=overrides)
+    r = 108 / 10  # NVLink rings (both directions) against the PCIe ring
+    assert best.time_s == pytest.approx(1.75 * G * (r / (1 + r)) / 108e9, rel=1e-9)
+    for nvlink_share in (0.5, 0.8, 0.9, 0.95, 0.99):
+        other = simulate(
+            "dgx1_v100",
+            "hybrid",
+            size="160 MB",
+            overrides=overrides,
+            params={"split": [nvlink_share, 1 - nvlink_share]},
+        )
+        assert other.time_s > best.time_s
