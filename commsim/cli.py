@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from commsim.cli_plot import plot_app
+from commsim.cli_sweep import measure as measure_command
+from commsim.cli_sweep import sweep as sweep_command
 from commsim.errors import CommsimError
 from commsim.results import Result
 from commsim.topology.model import Topology
@@ -28,6 +30,8 @@ app = typer.Typer(
 topo_app = typer.Typer(no_args_is_help=True, help="List, show and describe machine topologies.")
 app.add_typer(topo_app, name="topo")
 app.add_typer(plot_app, name="plot")
+app.command("sweep")(sweep_command)
+app.command("measure")(measure_command)
 
 out = Console() if sys.stdout.isatty() else Console(width=200)
 err = Console(stderr=True, soft_wrap=True)

@@ -1,0 +1,145 @@
+"""Simulating a chunk of sweep scenarios: the unit of work a runner ships to a worker.
+
+A chunk is many consecutive scenarios (one scenario per task was measured
+slower than running serially). Topologies are built once per chunk and
+reused by its scenarios, which share them in expansion order; the cache
+lives only as long as the chunk, so no state outlives a task.
+
+A scenario that cannot run (an algorithm that does not apply to a machine,
+a builder field out of range) gives a row whose ``error`` column holds the
+one-line message; the sweep goes on. An unexpected exception is recorded
+too, prefixed ``internal error:``, and such rows are recomputed on resume.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from commsim.api import parse_overrides, simulate
+from commsim.errors import CommsimError
+from commsim.results import Result
+from commsim.topology.builders import build
+from commsim.topology.model import Topology
+from commsim.topology.resolve import get_topology
+from commsim.units import parse_size
+
+if TYPE_CHECKING:
+    from commsim.sweep.spec import SweepScenario
+
+__all__ = ["INTERNAL_ERROR", "RESULT_COLUMNS", "Chunk", "evaluate", "evaluate_chunk"]
+
+RESULT_COLUMNS = ("nbytes", "n_ranks", "time_s", "algbw_Bps", "busbw_Bps", "bottleneck", "error")
+"""Columns every row ends with (see :func:`evaluate`)."""
+
+INTERNAL_ERROR = "internal error: "
+"""Prefix of the ``error`` of a scenario that failed by a bug rather than by its input."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Scenarios to simulate in one task, and the directory relative paths start from."""
+
+    base_dir: str
+    scenarios: tuple[SweepScenario, ...]
+
+
+def evaluate_chunk(chunk: Chunk) -> list[tuple[int, dict[str, Any]]]:
+    """Simulate every scenario of a chunk: ``(index, row)`` pairs in chunk order.
+
+    A row is ``key``, the scenario's value columns, then :data:`RESULT_COLUMNS`.
+    """
+    cache: dict[str, Topology] = {}
+    rows = []
+    for item in chunk.scenarios:
+        results = evaluate(item.scenario, chunk.base_dir, cache)
+        rows.append((item.index, {"key": item.key, **item.values, **results}))
+    return rows
+
+
+def evaluate(scenario: dict[str, Any], base_dir: str, cache: dict[str, Topology]) -> dict[str, Any]:
+    """The result columns of one scenario (never raises for a scenario's own problems).
+
+    Parameters
+    ----------
+    scenario : dict
+        Topology, algorithm, collective, size, params, overrides, ranks, root.
+    base_dir : str
+        Directory that relative topology paths start from.
+    cache : dict
+        Topologies already built, by their parameters; filled as needed.
+
+    Returns
+    -------
+    dict
+        ``nbytes`` (B), ``n_ranks``, ``time_s`` (s), ``algbw_Bps``,
+        ``busbw_Bps`` (B/s), ``bottleneck`` (``link:utilisation;...``) and
+        ``error`` (None, or the one-line reason the scenario could not run).
+    """
+    try:
+        topology = topology_for(scenario, base_dir, cache)
+        result = simulate(
+            topology,
+            scenario["algorithm"],
+            scenario["collective"],
+            scenario["size"],
+            params=scenario.get("params") or {},
+            ranks=scenario.get("ranks"),
+            root=scenario.get("root") or 0,
+        )
+    except CommsimError as exc:
+        return _failed(scenario, str(exc))
+    except Exception as exc:  # a bug: record it, keep sweeping, recompute on resume
+        return _failed(scenario, f"{INTERNAL_ERROR}{type(exc).__name__}: {exc}")
+    return {
+        "nbytes": result.nbytes,
+        "n_ranks": result.ranks,
+        "time_s": result.time_s,
+        "algbw_Bps": result.algbw_Bps,
+        "busbw_Bps": result.busbw_Bps,
+        "bottleneck": bottleneck_text(result),
+        "error": None,
+    }
+
+
+def _failed(scenario: dict[str, Any], message: str) -> dict[str, Any]:
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return {
+        "nbytes": parse_size(scenario["size"]),
+        "n_ranks": None,
+        "time_s": None,
+        "algbw_Bps": None,
+        "busbw_Bps": None,
+        "bottleneck": None,
+        "error": " ".join(lines) or "failed",
+    }
+
+
+def bottleneck_text(result: Result) -> str:
+    """The bottleneck links as ``link:utilisation;...`` (utilisation to 4 decimals)."""
+    return ";".join(f"{load.link}:{load.utilisation:.4f}" for load in result.bottleneck)
+
+
+def topology_for(scenario: dict[str, Any], base_dir: str, cache: dict[str, Topology]) -> Topology:
+    """The scenario's topology with its overrides applied, built once per cache."""
+    spec = {"topology": scenario["topology"], "overrides": scenario.get("overrides") or {}}
+    name = json.dumps(spec, sort_keys=True)
+    if name not in cache:
+        topology = _build(scenario["topology"], Path(base_dir))
+        if spec["overrides"]:
+            topology = topology.with_overrides(parse_overrides(spec["overrides"]))
+        cache[name] = topology
+    return cache[name]
+
+
+def _build(topology: str | dict[str, Any], base_dir: Path) -> Topology:
+    if isinstance(topology, dict):
+        if "file" in topology:
+            return get_topology(str(base_dir / topology["file"]))
+        params = {k: v for k, v in topology.items() if k != "builder"}
+        return build(topology["builder"], **params)
+    if Path(topology).suffix in (".yaml", ".yml"):
+        return get_topology(str(base_dir / topology))
+    return get_topology(topology)
