@@ -369,5 +369,11 @@ def test_routes_in_a_1024_gpu_cluster_are_quick_to_find() -> None:
     route = topo.route("gpu0", "gpu1023")
     names = [topo.links[k].src for k in route] + [topo.links[route[-1]].dst]
     assert names == [
-        "gpu0", "n0_pcie_switch0", "n0_nic0", "switch0", "n127_nic7", "n127_pcie_switch3", "gpu1023",
+        "gpu0",
+        "n0_pcie_switch0",
+        "n0_nic0",
+        "switch0",
+        "n127_nic7",
+        "n127_pcie_switch3",
+        "gpu1023",
     ]
