@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from commsim.cli_calibrate import calibrate, validate
+from commsim.cli_console import err, out
 from commsim.cli_plot import plot_app
 from commsim.cli_sweep import measure as measure_command
 from commsim.cli_sweep import sweep as sweep_command
@@ -32,9 +33,6 @@ app.add_typer(topo_app, name="topo")
 app.add_typer(plot_app, name="plot")
 app.command("sweep")(sweep_command)
 app.command("measure")(measure_command)
-
-out = Console() if sys.stdout.isatty() else Console(width=200)
-err = Console(stderr=True, soft_wrap=True)
 
 
 def _fail(message: str) -> None:
@@ -173,122 +171,9 @@ def _explain(results: list[Result]) -> None:
         out.print(explain(problem), highlight=False)
 
 
-@app.command()
-def validate(
-    log: Annotated[Path, typer.Argument(help="nccl-tests output (text or -J JSON).")],
-    topology: Annotated[
-        str | None, typer.Option(help="Topology name or YAML path (default: inferred).")
-    ] = None,
-    nic: Annotated[
-        str | None, typer.Option(help="Network link kind for multi-node logs, e.g. ib_hdr.")
-    ] = None,
-    calibrated: Annotated[
-        Path | None, typer.Option(help="Calibrated topology from 'commsim calibrate'.")
-    ] = None,
-    collective: Annotated[str | None, typer.Option(help="Collective, if the log does not name it.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    plot: Annotated[
-        Path | None, typer.Option(help="Write measured vs predicted busbw to this PNG/SVG.")
-    ] = None,
-) -> None:
-    """Compare a real nccl-tests log with the NCCL model's prediction for every size."""
-    import json
-
-    from commsim.calibrate.validate import validate_file
-    from commsim.nccl import NcclParams
-    from commsim.topology import get_topology, load_topology_file
-
-    topo = None
-    params = None
-    if calibrated is not None:
-        topo = load_topology_file(calibrated)
-        params = NcclParams.model_validate(dict(topo.nccl)) if topo.nccl else None
-    elif topology is not None:
-        topo = get_topology(topology)
-    report = validate_file(log, topology=topo, nic=nic, params=params, collective=collective)
-    if plot is not None:
-        from commsim.report.plots import plot_validation
-
-        plot_validation(report, plot)
-    if json_out:
-        print(json.dumps(report.to_json(), indent=2))
-        return
-    _print_validation(report)
-
-
-def _print_validation(report: object) -> None:
-    from commsim.calibrate.validate import Validation
-    from commsim.units import format_bandwidth, format_size, format_time
-
-    assert isinstance(report, Validation)
-    data = report.to_json()
-    machine = data["machine"]
-    out.print(
-        f"[bold]{report.source}[/]: {report.collective}, {machine['gpus']} x {machine['gpu_model']}, "
-        f"{machine['nodes']} node(s)",
-        highlight=False,
-    )
-    out.print(f"topology: {data['topology']['name']}", highlight=False)
-    for reason in machine["reasons"]:
-        out.print(f"  - {reason}", highlight=False)
-    table = Table()
-    for column in (
-        "size",
-        "measured",
-        "predicted",
-        "error",
-        "measured busbw",
-        "predicted busbw",
-        "NCCL choice",
-    ):
-        table.add_column(column, justify="right")
-    for r in report.rows:
-        table.add_row(
-            format_size(r.nbytes),
-            format_time(r.measured_time_s),
-            format_time(r.predicted_time_s),
-            f"{r.error:+.1%}",
-            format_bandwidth(r.measured_busbw_Bps),
-            format_bandwidth(r.predicted_busbw_Bps),
-            f"{r.algorithm}/{r.protocol}",
-        )
-    out.print(table)
-    for regime, stats in data["summary"].items():
-        if stats["median_abs_error"] is not None:
-            out.print(
-                f"{regime}: {stats['sizes']} sizes, median |error| {stats['median_abs_error']:.1%}, "
-                f"max {stats['max_abs_error']:.1%}",
-                highlight=False,
-            )
-    out.print(f"verdict: {data['verdict']}", highlight=False)
-
-
-@app.command()
-def calibrate(
-    logs: Annotated[list[Path], typer.Argument(help="nccl-tests outputs of ONE machine.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Write the calibrated topology YAML here.")],
-    topology: Annotated[
-        str | None, typer.Option(help="Topology name or YAML path (default: inferred).")
-    ] = None,
-    nic: Annotated[
-        str | None, typer.Option(help="Network link kind for multi-node logs, e.g. ib_hdr.")
-    ] = None,
-    collective: Annotated[str | None, typer.Option(help="Collective, if the logs do not name it.")] = None,
-    fit_param: Annotated[
-        list[str] | None, typer.Option("--fit", help="Fit only these parameters (repeatable).")
-    ] = None,
-) -> None:
-    """Fit the NCCL model's physical parameters to logs and write a calibrated topology."""
-    from commsim.calibrate.fit import fit
-    from commsim.calibrate.validate import validate_file
-    from commsim.topology import get_topology
-
-    topo = get_topology(topology) if topology is not None else None
-    validations = [validate_file(p, topology=topo, nic=nic, collective=collective) for p in logs]
-    calibration = fit(validations, fit=fit_param)
-    out.print(calibration.describe(), highlight=False)
-    calibration.save(output, validations[0].inference.topology)
-    err.print(f"wrote {output}; use it with: commsim validate LOG --calibrated {output}")
+# registered here, between run and recommend, to keep the order of ``commsim --help``
+app.command("validate")(validate)
+app.command("calibrate")(calibrate)
 
 
 @app.command()

@@ -10,9 +10,9 @@ Runs come from a scenario file or from ``--topology``/``--algorithm``/
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -44,6 +44,8 @@ Params = Annotated[list[str] | None, typer.Option(help="Algorithm parameter KEY=
 Select = Annotated[list[str] | None, typer.Option(help="Show only runs with this label (repeatable).")]
 Output = Annotated[Path, typer.Option("-o", "--output", help="Output file: .png, .svg or .pdf.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+Subject = TypeVar("Subject")
 
 
 def size_range(text: str, factor: float = 2.0) -> list[float]:
@@ -94,7 +96,7 @@ def simulate_runs(
     quiet: bool,
 ) -> list[Result]:
     """Every run of a scenario, or of the flags (algorithms outer, sizes inner), with a progress bar."""
-    from commsim.api import simulate
+    from commsim.api import run_scenario, simulate
     from commsim.report.progress import progress_iter
 
     if scenario is not None:
@@ -103,21 +105,7 @@ def simulate_runs(
         from commsim.config import load_scenario
 
         loaded = load_scenario(scenario)
-        spec = loaded.scenario
-        cases = [(entry, n) for entry in spec.algorithms for n in loaded.sizes_nbytes]
-        return [
-            simulate(
-                loaded.topology,
-                entry.algorithm,
-                loaded.collective,
-                nbytes,
-                params=entry.params,
-                ranks=spec.ranks,
-                root=spec.root,
-                label=entry.label or entry.algorithm,
-            )
-            for entry, nbytes in progress_iter(cases, "simulating", not quiet)
-        ]
+        return run_scenario(loaded, progress=lambda cases: progress_iter(cases, "simulating", not quiet))
     if not topology or not algorithms:
         raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
     flag_cases = [(a, s) for a in algorithms for s in sizes]
@@ -187,6 +175,21 @@ def _done(path: Path) -> None:
     Console(stderr=True).print(f"wrote {path}", highlight=False)
 
 
+def _draw(output: Path, make: Callable[[], Subject], draw: Callable[[Subject, Path], object]) -> None:
+    """Check the output's format, make what to draw, draw it without a display and say where.
+
+    ``make`` runs after the output is checked, so a bad suffix is reported
+    before anything is simulated.
+    """
+    from commsim.report.plots import check_output
+
+    out = check_output(output)
+    subject = make()
+    _headless()
+    draw(subject, out)
+    _done(out)
+
+
 @plot_app.command("busbw")
 def busbw(
     output: Output,
@@ -205,17 +208,15 @@ def busbw(
     quiet: Quiet = False,
 ) -> None:
     """Bus bandwidth (or time) against message size, one line per algorithm, nccl-tests style."""
-    from commsim.report.plots import check_output, plot_busbw
+    from commsim.report.plots import plot_busbw
 
-    out = check_output(output)
-    if sizes and size:
-        raise CommsimError("give --sizes FIRST..LAST or --size (repeatable), not both")
-    if scenario is None:
-        size = size or [str(s) for s in size_range(sizes or "8B..1GiB")]
-    results = _runs(scenario, topology, gpus, algorithm, collective, size, param, None, quiet)
-    _headless()
-    plot_busbw(results, measured=log, path=out, metric=metric)
-    _done(out)
+    def runs() -> list[Result]:
+        if sizes and size:
+            raise CommsimError("give --sizes FIRST..LAST or --size (repeatable), not both")
+        chosen = size if scenario is not None else size or [str(s) for s in size_range(sizes or "8B..1GiB")]
+        return _runs(scenario, topology, gpus, algorithm, collective, chosen, param, None, quiet)
+
+    _draw(output, runs, lambda results, out: plot_busbw(results, measured=log, path=out, metric=metric))
 
 
 @plot_app.command("timeline")
@@ -233,18 +234,18 @@ def timeline(
     quiet: Quiet = False,
 ) -> None:
     """When each link carried data (Gantt), one panel per run, bottleneck links in red."""
-    from commsim.report.plots import check_output, plot_timeline
+    from commsim.report.plots import plot_timeline
 
-    out = check_output(output)
-    results = _runs(scenario, topology, gpus, algorithm, collective, size, param, select, quiet)
-    if len(results) > MAX_PANELS:
-        raise CommsimError(
-            f"{len(results)} runs are too many for one timeline (at most {MAX_PANELS}); "
-            f"narrow them with --select LABEL and --size: {_describe(results)}"
-        )
-    _headless()
-    plot_timeline(results, out, max_links=max_links)
-    _done(out)
+    def runs() -> list[Result]:
+        results = _runs(scenario, topology, gpus, algorithm, collective, size, param, select, quiet)
+        if len(results) > MAX_PANELS:
+            raise CommsimError(
+                f"{len(results)} runs are too many for one timeline (at most {MAX_PANELS}); "
+                f"narrow them with --select LABEL and --size: {_describe(results)}"
+            )
+        return results
+
+    _draw(output, runs, lambda results, out: plot_timeline(results, out, max_links=max_links))
 
 
 @plot_app.command("heatmap")
@@ -263,20 +264,22 @@ def heatmap(
     quiet: Quiet = False,
 ) -> None:
     """Link utilisation over time as a heat map (links x time bins) for one run."""
-    from commsim.report.plots import check_output, plot_utilisation_heatmap
+    from commsim.report.plots import plot_utilisation_heatmap
 
-    out = check_output(output)
-    if bins < 1:
-        raise CommsimError(f"--bins must be at least 1, got {bins}")
-    results = _runs(scenario, topology, gpus, algorithm, collective, size, param, select, quiet)
-    if len(results) != 1:
-        raise CommsimError(
-            f"a heat map shows one run, got {len(results)}; choose with --select LABEL and --size: "
-            f"{_describe(results)}"
-        )
-    _headless()
-    plot_utilisation_heatmap(results[0], out, bins=bins, max_links=max_links)
-    _done(out)
+    def run() -> Result:
+        if bins < 1:
+            raise CommsimError(f"--bins must be at least 1, got {bins}")
+        results = _runs(scenario, topology, gpus, algorithm, collective, size, param, select, quiet)
+        if len(results) != 1:
+            raise CommsimError(
+                f"a heat map shows one run, got {len(results)}; choose with --select LABEL and --size: "
+                f"{_describe(results)}"
+            )
+        return results[0]
+
+    _draw(
+        output, run, lambda result, out: plot_utilisation_heatmap(result, out, bins=bins, max_links=max_links)
+    )
 
 
 @plot_app.command("topology")
@@ -291,11 +294,10 @@ def topology_drawing(
 ) -> None:
     """Draw a machine: devices by kind, links coloured by family with their bandwidths."""
     from commsim.report.draw import draw_topology
-    from commsim.report.plots import check_output
     from commsim.topology import get_topology
 
-    out = check_output(output)
-    topo = get_topology(name, gpus=gpus)
-    _headless()
-    draw_topology(topo, out, edge_labels=labels)
-    _done(out)
+    _draw(
+        output,
+        lambda: get_topology(name, gpus=gpus),
+        lambda topo, out: draw_topology(topo, out, edge_labels=labels),
+    )

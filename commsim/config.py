@@ -17,6 +17,7 @@ link kinds or families: ``{nvlink: {bandwidth: 18 GB/s, latency: 0 s}}``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,15 +29,26 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from commsim.algorithms import algorithm_names
 from commsim.api import parse_overrides
 from commsim.collectives import Collective, get_collective
-from commsim.errors import CommsimError, ScenarioError
-from commsim.topology.builders import BUILDERS, build
+from commsim.errors import CommsimError, ScenarioError, known_name
+from commsim.topology.builders import BUILDERS
 from commsim.topology.io import topology_from_data
+from commsim.topology.linkkinds import kinds_matching
 from commsim.topology.model import Topology
-from commsim.topology.resolve import get_topology
+from commsim.topology.resolve import resolve_reference
 from commsim.units import parse_size
-from commsim.yamlio import locate, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
-__all__ = ["AlgorithmEntry", "LoadedScenario", "Scenario", "load_scenario", "parse_scenario"]
+__all__ = [
+    "AlgorithmEntry",
+    "LoadedScenario",
+    "Overrides",
+    "Scenario",
+    "SizeText",
+    "TopologyRef",
+    "build_scenario_topology",
+    "load_scenario",
+    "parse_scenario",
+]
 
 
 def _check_size(value: str | float) -> str | float:
@@ -46,6 +58,16 @@ def _check_size(value: str | float) -> str | float:
 
 SizeText = Annotated[str | float, AfterValidator(_check_size)]
 """A size as written ("160 MB"), checked to be readable."""
+
+
+def _check_overrides(value: dict[str, dict[str, str | float]]) -> dict[str, dict[str, str | float]]:
+    parse_overrides(value)
+    kinds_matching(tuple(value))
+    return value
+
+
+Overrides = Annotated[dict[str, dict[str, str | float]], AfterValidator(_check_overrides)]
+"""``{kind or family: {bandwidth: ..., latency: ...}}``, checked to be readable and to name known kinds."""
 
 
 class _Strict(pydantic.BaseModel):
@@ -62,10 +84,7 @@ class AlgorithmEntry(_Strict):
     @field_validator("algorithm")
     @classmethod
     def _known(cls, name: str) -> str:
-        names = algorithm_names()
-        if name not in names:
-            raise ValueError(f"unknown algorithm {name!r}; valid: {', '.join(names)}")
-        return name
+        return known_name("algorithm", name, algorithm_names())
 
 
 class TopologyRef(_Strict):
@@ -84,8 +103,8 @@ class TopologyRef(_Strict):
         given = [k for k in ("builder", "file", "inline") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of builder, file, inline (got {given or 'none'})")
-        if self.builder is not None and self.builder not in BUILDERS:
-            raise ValueError(f"unknown builder {self.builder!r}; valid: {', '.join(BUILDERS)}")
+        if self.builder is not None:
+            known_name("builder", self.builder, BUILDERS)
         return self
 
 
@@ -95,7 +114,7 @@ class Scenario(_Strict):
     name: str
     description: str = ""
     topology: str | TopologyRef
-    overrides: dict[str, dict[str, str | float]] = Field(default_factory=dict)
+    overrides: Overrides = Field(default_factory=dict)
     collective: str = "all_reduce"
     sizes: list[SizeText] = Field(min_length=1)
     ranks: int | list[str] | None = None
@@ -117,15 +136,6 @@ class Scenario(_Strict):
     def _collective(cls, value: str) -> str:
         return get_collective(value).value
 
-    @field_validator("overrides")
-    @classmethod
-    def _overrides(cls, value: dict[str, dict[str, str | float]]) -> dict[str, dict[str, str | float]]:
-        parse_overrides(value)
-        from commsim.topology.linkkinds import kinds_matching
-
-        kinds_matching(tuple(value))
-        return value
-
 
 @dataclass(frozen=True)
 class LoadedScenario:
@@ -138,24 +148,48 @@ class LoadedScenario:
     source: str
 
 
-def _build_topology(scenario: Scenario, node: yaml.Node | None, source: str, base: Path) -> Topology:
-    ref = scenario.topology
-    where = locate(node, ("topology",))
-    prefix = f"{source}:{where[0]}:{where[1]}" if where else source
+def build_scenario_topology(
+    ref: str | TopologyRef | Mapping[str, Any],
+    overrides: Mapping[str, Mapping[str, str | float]],
+    node: yaml.Node | None,
+    source: str,
+    base: Path,
+    **builder_options: Any,
+) -> Topology:
+    """The machine of a scenario file's ``topology:``, with its ``overrides:`` applied.
+
+    Parameters
+    ----------
+    ref : str, TopologyRef or mapping
+        A shipped or builder name, a YAML path, a :class:`TopologyRef`, or a
+        ``{builder: NAME, field: value ...}`` or ``{file: PATH}`` mapping.
+    overrides : mapping
+        ``{kind or family: {bandwidth: ..., latency: ...}}`` (empty: none).
+    node : yaml.Node or None
+        The file's composed YAML tree, for positions.
+    source : str
+        The file's name, for messages.
+    base : Path
+        The directory relative paths are read from (the file's).
+    **builder_options
+        More builder fields, e.g. ``nodes=4``.
+
+    Raises
+    ------
+    ScenarioError
+        ``source:line:col: topology: ...`` (the position of the ``topology``
+        value) if the machine cannot be built; the message about a topology
+        file or inline data names its own line too.
+    """
+    prefix = position(node, ("topology",), source)
     try:
-        if isinstance(ref, str):
-            candidate = base / ref
-            topo = get_topology(str(candidate) if candidate.suffix in (".yaml", ".yml") else ref)
-        elif ref.builder is not None:
-            params = {k: getattr(ref, k) for k in ("gpus", "kind", "bandwidth", "latency")}
-            topo = build(ref.builder, **{k: v for k, v in params.items() if v is not None})
-        elif ref.file is not None:
-            topo = get_topology(str(base / ref.file))
+        if isinstance(ref, TopologyRef) and ref.inline is not None:
+            topo = topology_from_data(ref.inline, _child_node(node, ("topology", "inline")), source)
         else:
-            inline_node = _child_node(node, ("topology", "inline"))
-            topo = topology_from_data(ref.inline, inline_node, source)
-        if scenario.overrides:
-            topo = topo.with_overrides(parse_overrides(scenario.overrides))
+            fields = ref.model_dump(exclude_none=True) if isinstance(ref, TopologyRef) else ref
+            topo = resolve_reference(fields, base, **builder_options)
+        if overrides:
+            topo = topo.with_overrides(parse_overrides(overrides))
     except ScenarioError:
         raise
     except CommsimError as exc:
@@ -188,7 +222,8 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
             "load it with commsim.training.load_training_scenario"
         )
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
-    topology = _build_topology(scenario, node, source, base or Path.cwd())
+    base = base or Path.cwd()
+    topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)
     return LoadedScenario(
         scenario=scenario,
         topology=topology,

@@ -8,6 +8,8 @@ never a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 __all__ = [
     "AlgorithmError",
     "CalibrationError",
@@ -18,6 +20,7 @@ __all__ = [
     "TopologyError",
     "UnitError",
     "UnknownNameError",
+    "known_name",
 ]
 
 
@@ -94,3 +97,27 @@ class ParseError(CommsimError):
 
 class CalibrationError(CommsimError):
     """A calibration cannot be done with the given measurements."""
+
+
+def known_name(what: str, name: str, valid: Collection[str]) -> str:
+    """``name`` if it is one of ``valid``: the check of a pydantic field validator.
+
+    Parameters
+    ----------
+    what : str
+        What kind of name it is, e.g. ``"algorithm"``.
+    name : str
+        The name given.
+    valid : collection of str
+        The names accepted, in the order the message lists them.
+
+    Raises
+    ------
+    ValueError
+        ``unknown {what} {name!r}; valid: a, b, c``; pydantic reports it with
+        the field's position (unlike :class:`UnknownNameError`, which is no
+        ``ValueError`` and lists the names sorted).
+    """
+    if name not in valid:
+        raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}")
+    return name

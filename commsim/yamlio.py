@@ -15,7 +15,7 @@ import yaml
 
 from commsim.errors import CommsimError
 
-__all__ = ["load_yaml_model", "locate", "read_yaml", "validation_message"]
+__all__ = ["load_yaml_model", "locate", "position", "read_yaml", "validation_message"]
 
 try:  # the C loader is much faster when PyYAML was built with libyaml
     _Loader: type = yaml.CSafeLoader
@@ -59,6 +59,12 @@ def locate(node: yaml.Node | None, loc: tuple[int | str, ...]) -> tuple[int, int
     return found.start_mark.line + 1, found.start_mark.column + 1
 
 
+def position(node: yaml.Node | None, loc: tuple[int | str, ...], source: str) -> str:
+    """``source:line:col`` of the value at ``loc`` (as :func:`locate`), or ``source`` alone."""
+    where = locate(node, loc)
+    return f"{source}:{where[0]}:{where[1]}" if where else source
+
+
 def _child(node: yaml.Node | None, part: int | str) -> yaml.Node | None:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
@@ -76,8 +82,7 @@ def validation_message(
     lines = []
     for err in exc.errors()[:first]:
         loc = tuple(p for p in err["loc"] if isinstance(p, (int, str)))
-        where = locate(node, loc)
-        prefix = f"{source}:{where[0]}:{where[1]}" if where else source
+        prefix = position(node, loc, source)
         field = ".".join(str(p) for p in loc) or "(document)"
         message = err["msg"]
         if message.startswith("Value error, "):

@@ -10,7 +10,7 @@ e.g. ``efficiency.nvlink``, ``efficiency.infiniband``), ``shm_efficiency``,
 ``nvls_efficiency``, ``latency_scale`` and ``launch_s``. They are fitted as
 logarithms, so they stay positive; efficiencies are clamped to (0, 1].
 The solver is a projected Levenberg-Marquardt with finite-difference
-Jacobians, written here in numpy (no SciPy needed), deterministic.
+Jacobians (:mod:`commsim.calibrate.lm`, numpy, no SciPy needed), deterministic.
 
 A parameter is only fitted if the data can determine it. Before fitting,
 the Jacobian at the starting point decides: a parameter no predicted time
@@ -52,24 +52,21 @@ least-squares estimation of nonlinear parameters", SIAM J. Appl. Math. 11.
 from __future__ import annotations
 
 import math
-import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
-import yaml
 
 from commsim.algorithms.base import Problem
+from commsim.calibrate.calibration import Calibration, Residual
+from commsim.calibrate.lm import levenberg_marquardt
 from commsim.calibrate.parser import NcclTestsLog
-from commsim.calibrate.validate import BANDWIDTH_BOUND_BYTES, LATENCY_BOUND_BYTES, Validation, validate_log
+from commsim.calibrate.validate import Validation, error_summary, validate_log
 from commsim.collectives import Collective, get_collective
 from commsim.errors import CalibrationError, UnknownNameError
 from commsim.nccl.machine import analyse
 from commsim.nccl.model import predict
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
-from commsim.topology.io import topology_to_dict
 from commsim.topology.linkkinds import FAMILIES
 from commsim.topology.model import Topology
 
@@ -133,134 +130,8 @@ class _Case:
         )
 
 
-@dataclass(frozen=True)
-class Residual:
-    """One size of one log: measured, and predicted before and after the fit (s)."""
-
-    nbytes: int
-    measured_time_s: float
-    before_time_s: float
-    after_time_s: float
-
-    @property
-    def before_error(self) -> float:
-        """Relative time error with the starting parameters (positive: predicted slower)."""
-        return self.before_time_s / self.measured_time_s - 1
-
-    @property
-    def error(self) -> float:
-        """Relative time error with the fitted parameters."""
-        return self.after_time_s / self.measured_time_s - 1
-
-    @property
-    def log_residual(self) -> float:
-        """``log(predicted / measured)`` after the fit: what was minimised."""
-        return math.log(self.after_time_s / self.measured_time_s)
-
-
-def _summary(errors: list[tuple[int, float]]) -> dict[str, dict[str, float | int | None]]:
-    """Median and max |error| overall, >= 64 MiB and < 64 KiB (as :meth:`Validation.summary`)."""
-
-    def one(values: list[float]) -> dict[str, float | int | None]:
-        absolute = [abs(v) for v in values]
-        return {
-            "sizes": len(absolute),
-            "median_abs_error": statistics.median(absolute) if absolute else None,
-            "max_abs_error": max(absolute) if absolute else None,
-        }
-
-    return {
-        "all": one([e for _, e in errors]),
-        "bandwidth_bound": one([e for n, e in errors if n >= BANDWIDTH_BOUND_BYTES]),
-        "latency_bound": one([e for n, e in errors if n < LATENCY_BOUND_BYTES]),
-    }
-
-
-@dataclass(frozen=True)
-class Calibration:
-    """What :func:`fit` found.
-
-    Attributes
-    ----------
-    params : NcclParams
-        The starting parameters with the fitted ones replaced.
-    fitted : dict
-        ``{name: (value, sigma)}``: fitted value and its 1-sigma uncertainty
-        (seconds for ``launch_s``, else dimensionless).
-    dropped : dict
-        ``{name: reason}`` of candidate parameters the data cannot determine.
-    residuals : dict
-        ``{log: [Residual per size]}``; logs keyed by their source name.
-    before, after : dict
-        Median and max absolute time error over all logs, as
-        :meth:`Validation.summary`, with the starting and fitted parameters.
-    notes : list of str
-        Fitted parameters that ended on a bound, and similar remarks.
-    iterations : int
-        Levenberg-Marquardt iterations taken.
-    """
-
-    params: NcclParams
-    fitted: dict[str, tuple[float, float]]
-    dropped: dict[str, str]
-    residuals: dict[str, list[Residual]]
-    before: dict[str, dict[str, float | int | None]]
-    after: dict[str, dict[str, float | int | None]]
-    notes: list[str] = field(default_factory=list)
-    iterations: int = 0
-
-    def log_summary(self, key: str, after: bool = True) -> dict[str, dict[str, float | int | None]]:
-        """The error summary of one log (after the fit, or before it)."""
-        return _summary([(r.nbytes, r.error if after else r.before_error) for r in self.residuals[key]])
-
-    def nccl_mapping(self) -> dict[str, Any]:
-        """The ``nccl:`` mapping of a calibrated topology file: every NcclParams field."""
-        return self.params.model_dump(mode="json")
-
-    def describe(self) -> str:
-        """A few lines: fitted values with sigma, dropped parameters, errors before and after."""
-        lines = [f"{name} = {_format(name, value, sigma)}" for name, (value, sigma) in self.fitted.items()]
-        lines += [f"not fitted: {name}: {reason}" for name, reason in self.dropped.items()]
-        lines += self.notes
-        for label, summary in (("before", self.before), ("after", self.after)):
-            lines.append(
-                f"median |error| {label}: "
-                + ", ".join(
-                    f"{regime} {s['median_abs_error']:.1%}"
-                    for regime, s in summary.items()
-                    if s["median_abs_error"] is not None
-                )
-            )
-        return "\n".join(lines)
-
-    def to_topology_yaml(self, topology: Topology) -> str:
-        """``topology`` as YAML, plus a top-level ``nccl:`` mapping of the fitted parameters."""
-        data = topology_to_dict(topology)
-        data["nccl"] = self.nccl_mapping()
-        header = [f"# calibrated by commsim.calibrate.fit on {', '.join(self.residuals)}"]
-        header += [f"#   {name} = {_format(name, v, s)}" for name, (v, s) in self.fitted.items()]
-        header.append(f"#   median |time error| {_median(self.before)} before, {_median(self.after)} after")
-        return "\n".join(header) + "\n" + yaml.safe_dump(data, sort_keys=False, width=100)
-
-    def save(self, path: str | Path, topology: Topology) -> None:
-        """Write :meth:`to_topology_yaml` to ``path``."""
-        Path(path).write_text(self.to_topology_yaml(topology), encoding="utf-8")
-
-
 def _value(name: str, value: float) -> str:
     return f"{value * 1e6:.3g} us" if name == "launch_s" else f"{value:.4g}"
-
-
-def _format(name: str, value: float, sigma: float) -> str:
-    """``0.78 +- 0.02`` (``3.1 us +- 0.4 us`` for launch_s)."""
-    if name == "launch_s":
-        return f"{value * 1e6:.3g} us +- {sigma * 1e6:.2g} us"
-    return f"{value:.4g} +- {sigma:.2g}"
-
-
-def _median(summary: dict[str, dict[str, float | int | None]]) -> str:
-    value = summary["all"]["median_abs_error"]
-    return "-" if value is None else f"{float(value):.1%}"
 
 
 def _get(params: NcclParams, name: str) -> float:
@@ -357,50 +228,6 @@ class _Problem:
             r_down = self.residuals(down) if down[i] != theta[i] else r0
             columns.append((r_up - r_down) / (up[i] - down[i]))
         return np.column_stack(columns) if columns else np.zeros((len(r0), 0))
-
-
-def levenberg_marquardt(
-    residuals: Callable[[np.ndarray], np.ndarray],
-    jacobian: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    theta: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    max_iterations: int = 100,
-    tolerance: float = 1e-10,
-) -> tuple[np.ndarray, int]:
-    """Minimise ``sum(residuals(theta)**2)`` within the box ``[low, high]``.
-
-    Levenberg-Marquardt with Marquardt's diagonal scaling; each trial step
-    is projected onto the box and accepted only if it lowers the cost.
-
-    Returns
-    -------
-    (theta, iterations)
-    """
-    r = residuals(theta)
-    cost, damping = float(r @ r), 1e-3
-    for iteration in range(1, max_iterations + 1):
-        J = jacobian(theta, r)
-        A, g = J.T @ J, J.T @ r
-        scale = np.diag(np.maximum(np.diag(A), 1e-12))
-        improved = False
-        while damping < 1e12:
-            step = np.linalg.solve(A + damping * scale, -g)
-            trial = np.clip(theta + step, low, high)
-            r_trial = residuals(trial)
-            cost_trial = float(r_trial @ r_trial)
-            if cost_trial < cost:
-                improved = (
-                    cost - cost_trial > tolerance * max(cost, 1e-30)
-                    and float(np.max(np.abs(trial - theta))) > tolerance
-                )
-                theta, r, cost = trial, r_trial, cost_trial
-                damping = max(damping / 3, 1e-12)
-                break
-            damping *= 4
-        if not improved:
-            return theta, iteration
-    return theta, max_iterations
 
 
 def _insensitive_reason(name: str, cases: list[_Case]) -> str:
@@ -623,8 +450,8 @@ def _calibration(
         fitted,
         dropped,
         residuals,
-        _summary([(r.nbytes, r.before_error) for r in every]),
-        _summary([(r.nbytes, r.error) for r in every]),
+        error_summary((r.nbytes, r.before_error) for r in every),
+        error_summary((r.nbytes, r.error) for r in every),
         notes,
         iterations,
     )

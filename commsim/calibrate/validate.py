@@ -8,6 +8,7 @@ the log, and summarises the error overall, for bandwidth-bound sizes
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,14 @@ from commsim.nccl.model import predict
 from commsim.nccl.params import NcclParams
 from commsim.topology.model import Topology
 
-__all__ = ["BANDWIDTH_BOUND_BYTES", "LATENCY_BOUND_BYTES", "Validation", "validate_file", "validate_log"]
+__all__ = [
+    "BANDWIDTH_BOUND_BYTES",
+    "LATENCY_BOUND_BYTES",
+    "Validation",
+    "error_summary",
+    "validate_file",
+    "validate_log",
+]
 
 BANDWIDTH_BOUND_BYTES = 64 * 2**20
 """Sizes from here on are called bandwidth-bound."""
@@ -47,12 +55,34 @@ class Row:
         return self.predicted_time_s / self.measured_time_s - 1
 
 
-def _summary(rows: list[Row]) -> dict[str, float | int | None]:
-    errors = [abs(r.error) for r in rows]
+def error_summary(errors: Iterable[tuple[float, float]]) -> dict[str, dict[str, float | int | None]]:
+    """Median and max absolute time error: all sizes, >= 64 MiB and < 64 KiB.
+
+    Parameters
+    ----------
+    errors : iterable of (nbytes, relative error)
+        One pair per size; an error is ``predicted / measured - 1``.
+
+    Returns
+    -------
+    dict
+        ``{"all" | "bandwidth_bound" | "latency_bound": {"sizes", "median_abs_error",
+        "max_abs_error"}}``; the error figures are None for a regime without sizes.
+    """
+    pairs = list(errors)
     return {
-        "sizes": len(rows),
-        "median_abs_error": statistics.median(errors) if errors else None,
-        "max_abs_error": max(errors) if errors else None,
+        "all": _regime_summary([e for _, e in pairs]),
+        "bandwidth_bound": _regime_summary([e for n, e in pairs if n >= BANDWIDTH_BOUND_BYTES]),
+        "latency_bound": _regime_summary([e for n, e in pairs if n < LATENCY_BOUND_BYTES]),
+    }
+
+
+def _regime_summary(errors: list[float]) -> dict[str, float | int | None]:
+    absolute = [abs(e) for e in errors]
+    return {
+        "sizes": len(absolute),
+        "median_abs_error": statistics.median(absolute) if absolute else None,
+        "max_abs_error": max(absolute) if absolute else None,
     }
 
 
@@ -69,11 +99,7 @@ class Validation:
 
     def summary(self) -> dict[str, dict[str, float | int | None]]:
         """Median and max absolute time error: all sizes, >= 64 MiB, < 64 KiB."""
-        return {
-            "all": _summary(self.rows),
-            "bandwidth_bound": _summary([r for r in self.rows if r.nbytes >= BANDWIDTH_BOUND_BYTES]),
-            "latency_bound": _summary([r for r in self.rows if r.nbytes < LATENCY_BOUND_BYTES]),
-        }
+        return error_summary((r.nbytes, r.error) for r in self.rows)
 
     def verdict(self) -> str:
         """Whether the measurement is what this machine should reach at large sizes."""

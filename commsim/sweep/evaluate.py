@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 from commsim.api import parse_overrides, simulate
 from commsim.errors import CommsimError
 from commsim.results import Result
-from commsim.topology.builders import build
 from commsim.topology.model import Topology
-from commsim.topology.resolve import get_topology
+from commsim.topology.resolve import resolve_reference
 from commsim.units import parse_size
 
 if TYPE_CHECKING:
@@ -127,19 +126,8 @@ def topology_for(scenario: dict[str, Any], base_dir: str, cache: dict[str, Topol
     spec = {"topology": scenario["topology"], "overrides": scenario.get("overrides") or {}}
     name = json.dumps(spec, sort_keys=True)
     if name not in cache:
-        topology = _build(scenario["topology"], Path(base_dir))
+        topology = resolve_reference(scenario["topology"], Path(base_dir))
         if spec["overrides"]:
             topology = topology.with_overrides(parse_overrides(spec["overrides"]))
         cache[name] = topology
     return cache[name]
-
-
-def _build(topology: str | dict[str, Any], base_dir: Path) -> Topology:
-    if isinstance(topology, dict):
-        if "file" in topology:
-            return get_topology(str(base_dir / topology["file"]))
-        params = {k: v for k, v in topology.items() if k != "builder"}
-        return build(topology["builder"], **params)
-    if Path(topology).suffix in (".yaml", ".yml"):
-        return get_topology(str(base_dir / topology))
-    return get_topology(topology)

@@ -50,7 +50,7 @@ from commsim.sweep.grid import (
     lookup,
     scenario_key,
 )
-from commsim.yamlio import locate, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
 __all__ = ["Sweep", "SweepScenario", "load_sweep", "parse_sweep"]
 
@@ -185,8 +185,7 @@ def parse_sweep(text: str, source: str = "<sweep>", base_dir: str | Path | None 
 def _report(issues: list[SpecIssue], node: yaml.Node | None, source: str) -> str:
     lines = []
     for issue in issues[:_MAX_ISSUES]:
-        where = locate(node, issue.loc)
-        prefix = f"{source}:{where[0]}:{where[1]}" if where else source
+        prefix = position(node, issue.loc, source)
         field = ".".join(str(p) for p in issue.loc) or "(document)"
         lines.append(f"{prefix}: {field}: {issue.message}")
     if len(issues) > _MAX_ISSUES:

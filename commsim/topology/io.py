@@ -11,7 +11,7 @@ import yaml
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
-from commsim.yamlio import locate, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
     "from_spec",
@@ -84,9 +84,7 @@ def topology_from_data(data: Any, node: yaml.Node | None, source: str) -> Topolo
     if problems:
         lines = []
         for loc, message in problems[:5]:
-            where = locate(node, loc)
-            prefix = f"{source}:{where[0]}:{where[1]}" if where else source
-            lines.append(f"{prefix}: {'.'.join(str(p) for p in loc)}: {message}")
+            lines.append(f"{position(node, loc, source)}: {'.'.join(str(p) for p in loc)}: {message}")
         raise TopologyError("\n".join(lines))
     try:
         return from_spec(spec)

@@ -1,7 +1,8 @@
-"""Finding a topology from what a user typed: a shipped name, a builder, or a file."""
+"""Finding a topology from what a user typed or a scenario file refers to: a name, builder or file."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from commsim.topology.builders import BUILDERS, build
 from commsim.topology.io import load_shipped, load_topology_file, shipped_topologies
 from commsim.topology.model import Topology
 
-__all__ = ["available_topologies", "get_topology"]
+__all__ = ["available_topologies", "get_topology", "resolve_reference"]
 
 
 def available_topologies() -> list[str]:
@@ -35,3 +36,34 @@ def get_topology(name_or_path: str, **builder_params: Any) -> Topology:
     if path.suffix in (".yaml", ".yml") or path.exists():
         return load_topology_file(path)
     raise UnknownNameError("topology", name_or_path, available_topologies())
+
+
+def resolve_reference(ref: str | Mapping[str, Any], base: Path, **builder_options: Any) -> Topology:
+    """The topology a scenario or sweep file refers to.
+
+    Parameters
+    ----------
+    ref : str or mapping
+        A shipped or builder name; a YAML path, relative to ``base``;
+        ``{builder: NAME, field: value ...}``; or ``{file: PATH}``, relative
+        to ``base`` (other fields of a file mapping are ignored).
+    base : Path
+        The directory of the file that holds the reference.
+    **builder_options
+        More fields for a builder mapping (e.g. ``nodes=4``); they win over
+        the mapping's own.
+
+    Raises
+    ------
+    UnknownNameError
+        If a name is neither shipped nor a builder.
+    TopologyError
+        If the builder or the file cannot make the machine.
+    """
+    if isinstance(ref, str):
+        candidate = base / ref
+        return get_topology(str(candidate) if candidate.suffix in (".yaml", ".yml") else ref)
+    if "builder" in ref:
+        params = {k: v for k, v in ref.items() if k != "builder"}
+        return build(ref["builder"], **{**params, **builder_options})
+    return get_topology(str(base / ref["file"]))

@@ -30,7 +30,7 @@ from pydantic import (
     field_validator,
 )
 
-from commsim.errors import UnknownNameError
+from commsim.errors import UnknownNameError, known_name
 from commsim.topology.linkkinds import LINK_KINDS, kinds_matching
 from commsim.topology.model import DEVICE_KINDS
 from commsim.units import format_bandwidth, format_time, parse_bandwidth, parse_time
@@ -97,9 +97,7 @@ class DeviceSpec(_Strict):
     @field_validator("kind")
     @classmethod
     def _known_kind(cls, kind: str) -> str:
-        if kind not in DEVICE_KINDS:
-            raise ValueError(f"unknown device kind {kind!r}; valid: {', '.join(DEVICE_KINDS)}")
-        return kind
+        return known_name("device kind", kind, DEVICE_KINDS)
 
 
 class LinkSpec(_Strict):
@@ -114,9 +112,7 @@ class LinkSpec(_Strict):
     @field_validator("kind")
     @classmethod
     def _known_kind(cls, kind: str) -> str:
-        if kind not in LINK_KINDS:
-            raise ValueError(f"unknown link kind {kind!r}; valid: {', '.join(sorted(LINK_KINDS))}")
-        return kind
+        return known_name("link kind", kind, sorted(LINK_KINDS))
 
 
 class TopologySpec(_Strict):

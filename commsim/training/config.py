@@ -32,18 +32,16 @@ import pydantic
 import yaml
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from commsim.algorithms import algorithm_names
-from commsim.api import parse_overrides
-from commsim.errors import CommsimError, ScenarioError
-from commsim.topology.builders import BUILDERS, build
+from commsim.config import AlgorithmEntry, Overrides, SizeText, build_scenario_topology
+from commsim.errors import CommsimError, ScenarioError, known_name
+from commsim.topology.builders import BUILDERS
 from commsim.topology.model import Topology
-from commsim.topology.resolve import get_topology
 from commsim.training.buckets import check_bucket_bytes
 from commsim.training.errors import TrainingError
 from commsim.training.models import MODELS, SEQUENCE_MODELS, get_model
 from commsim.training.workload import DTYPE_BYTES, Layer, Workload, dtype_bytes, parse_flops
 from commsim.units import parse_size, parse_time
-from commsim.yamlio import locate, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
     "LayerSpec",
@@ -57,17 +55,11 @@ __all__ = [
 ]
 
 
-def _check_size(value: str | float) -> str | float:
-    parse_size(value)
-    return value
-
-
 def _check_time(value: str | float) -> str | float:
     parse_time(value)
     return value
 
 
-SizeText = Annotated[str | float, AfterValidator(_check_size)]
 TimeText = Annotated[str | float, AfterValidator(_check_time)]
 
 
@@ -117,16 +109,12 @@ class WorkloadSpec(_Strict):
     @field_validator("model")
     @classmethod
     def _known_model(cls, name: str | None) -> str | None:
-        if name is not None and name not in MODELS:
-            raise ValueError(f"unknown model {name!r}; valid: {', '.join(MODELS)}")
-        return name
+        return name if name is None else known_name("model", name, MODELS)
 
     @field_validator("dtype")
     @classmethod
     def _known_dtype(cls, value: str) -> str:
-        if value not in DTYPE_BYTES:
-            raise ValueError(f"unknown dtype {value!r}; valid: {', '.join(DTYPE_BYTES)}")
-        return value
+        return known_name("dtype", value, DTYPE_BYTES)
 
     @field_validator("device_flops")
     @classmethod
@@ -177,20 +165,8 @@ class WorkloadSpec(_Strict):
         return get_model(self.model, **options)
 
 
-class SyncEntry(_Strict):
+class SyncEntry(AlgorithmEntry):
     """One sync strategy: a registered algorithm with parameters and a label."""
-
-    algorithm: str
-    label: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("algorithm")
-    @classmethod
-    def _known(cls, name: str) -> str:
-        names = algorithm_names()
-        if name not in names:
-            raise ValueError(f"unknown algorithm {name!r}; valid: {', '.join(names)}")
-        return name
 
 
 class TrainingScenario(_Strict):
@@ -200,7 +176,7 @@ class TrainingScenario(_Strict):
     description: str = ""
     workload: WorkloadSpec
     topology: str | dict[str, Any]
-    overrides: dict[str, dict[str, str | float]] = Field(default_factory=dict)
+    overrides: Overrides = Field(default_factory=dict)
     ranks: int | list[str] | None = None
     nodes: list[Annotated[int, Field(ge=1)]] | None = Field(None, min_length=1)
     sync: list[SyncEntry] = Field(min_length=1)
@@ -214,21 +190,12 @@ class TrainingScenario(_Strict):
             given = [k for k in ("builder", "file") if k in value]
             if len(given) != 1:
                 raise ValueError(f"give exactly one of builder, file (got {given or 'none'})")
-            if "builder" in value and value["builder"] not in BUILDERS:
-                raise ValueError(f"unknown builder {value['builder']!r}; valid: {', '.join(BUILDERS)}")
+            if "builder" in value:
+                known_name("builder", value["builder"], BUILDERS)
             if "file" in value and len(value) > 1:
                 raise ValueError(
                     f"a topology file takes no other fields; got {sorted(set(value) - {'file'})}"
                 )
-        return value
-
-    @field_validator("overrides")
-    @classmethod
-    def _overrides(cls, value: dict[str, dict[str, str | float]]) -> dict[str, dict[str, str | float]]:
-        parse_overrides(value)
-        from commsim.topology.linkkinds import kinds_matching
-
-        kinds_matching(tuple(value))
         return value
 
     @field_validator("nodes")
@@ -283,35 +250,15 @@ def is_training_scenario(path: str | Path) -> bool:
     return isinstance(data, dict) and "workload" in data
 
 
-def _where(node: yaml.Node | None, loc: tuple[int | str, ...], source: str) -> str:
-    found = locate(node, loc)
-    return f"{source}:{found[0]}:{found[1]}" if found else source
-
-
 def _machines(
     scenario: TrainingScenario, node: yaml.Node | None, source: str, base: Path
 ) -> list[tuple[int | None, Topology]]:
-    ref = scenario.topology
-    prefix = _where(node, ("topology",), source)
     counts: list[int | None] = list(scenario.nodes) if scenario.nodes is not None else [None]
     machines = []
-    try:
-        for count in counts:
-            if isinstance(ref, str):
-                candidate = base / ref
-                topo = get_topology(str(candidate) if candidate.suffix in (".yaml", ".yml") else ref)
-            elif "file" in ref:
-                topo = get_topology(str(base / ref["file"]))
-            else:
-                params = {k: v for k, v in ref.items() if k != "builder"}
-                if count is not None:
-                    params["nodes"] = count
-                topo = build(ref["builder"], **params)
-            if scenario.overrides:
-                topo = topo.with_overrides(parse_overrides(scenario.overrides))
-            machines.append((count, topo))
-    except CommsimError as exc:
-        raise ScenarioError(f"{prefix}: topology: {exc}") from None
+    for count in counts:
+        options = {"nodes": count} if count is not None else {}
+        ref, overrides = scenario.topology, scenario.overrides
+        machines.append((count, build_scenario_topology(ref, overrides, node, source, base, **options)))
     return machines
 
 
@@ -319,7 +266,7 @@ def _workload(scenario: TrainingScenario, node: yaml.Node | None, source: str) -
     try:
         return scenario.workload.build()
     except CommsimError as exc:
-        raise TrainingError(f"{_where(node, ('workload',), source)}: workload: {exc}") from None
+        raise TrainingError(f"{position(node, ('workload',), source)}: workload: {exc}") from None
 
 
 def _check_steps(
@@ -330,9 +277,10 @@ def _check_steps(
         try:
             check_bucket_bytes(workload, nbytes)
         except TrainingError as exc:
-            raise TrainingError(f"{_where(node, ('bucket_sizes', i), source)}: bucket_sizes: {exc}") from None
+            where = position(node, ("bucket_sizes", i), source)
+            raise TrainingError(f"{where}: bucket_sizes: {exc}") from None
     if True in scenario.overlap and workload.backward_s == 0:
-        where = _where(node, ("overlap", scenario.overlap.index(True)), source)
+        where = position(node, ("overlap", scenario.overlap.index(True)), source)
         raise TrainingError(
             f"{where}: overlap: workload {workload.name!r} has zero backward compute time, so there is "
             "nothing for communication to overlap with; use overlap: [false]"
