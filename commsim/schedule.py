@@ -276,11 +276,15 @@ class ScheduleBuilder:
                 np.int64,
                 src.size,
             )
-        # Routed paths: look the (src, dst) pairs up in a sorted table, and
-        # add the new pairs in ascending (src, dst) order.
+        # Routed paths: look the (src, dst) pairs up in a table, and add the
+        # new pairs in ascending (src, dst) order.
         key = tuple(kinds) if kinds is not None else None
+        empty = np.empty(0, np.int64)
+        known, known_index = self._pair_cache.get(key, (empty, empty))
+        n_devices = len(self._devices)
+        if n_devices * n_devices <= 4 * src.size:  # many sends: a dense pair table is cheaper
+            return self._dense_path_indices(src * n_devices + dst, n_devices, key, known, known_index)
         codes = (src << 32) | dst
-        known, known_index = self._pair_cache.get(key, (np.empty(0, np.int64), np.empty(0, np.int64)))
         if known.size:
             at = np.minimum(np.searchsorted(known, codes), known.size - 1)
             hit = known[at] == codes
@@ -289,7 +293,35 @@ class ScheduleBuilder:
             new_codes = _sorted_unique(codes[~hit])
         else:
             new_codes = _sorted_unique(codes)
+        known, known_index = self._add_pairs(key, known, known_index, new_codes)
+        return known_index[np.searchsorted(known, codes)]
+
+    def _dense_path_indices(
+        self,
+        pairs: IntArray,
+        n_devices: int,
+        key: tuple[str, ...] | None,
+        known: IntArray,
+        known_index: IntArray,
+    ) -> IntArray:
+        """Path index per ``src * n_devices + dst`` pair, through an n_devices**2 table."""
+        table = np.full(n_devices * n_devices, -1, np.int64)
+        table[(known >> 32) * n_devices + (known & 0xFFFFFFFF)] = known_index
+        present = np.zeros(table.size, dtype=bool)
+        present[pairs] = True
+        new_pairs = np.flatnonzero(present & (table < 0))
+        if new_pairs.size:
+            new_codes = ((new_pairs // n_devices) << 32) | (new_pairs % n_devices)
+            known, known_index = self._add_pairs(key, known, known_index, new_codes)
+            table[(known >> 32) * n_devices + (known & 0xFFFFFFFF)] = known_index
+        return table[pairs]
+
+    def _add_pairs(
+        self, key: tuple[str, ...] | None, known: IntArray, known_index: IntArray, new_codes: IntArray
+    ) -> tuple[IntArray, IntArray]:
+        """Register the routed paths of new (src << 32 | dst) codes, ascending; update the table."""
         names = self._device_names()
+        kinds = list(key) if key is not None else None
         new_index = np.fromiter(
             (self.path(names[c >> 32], names[c & 0xFFFFFFFF], kinds) for c in new_codes.tolist()),
             np.int64,
@@ -299,7 +331,7 @@ class ScheduleBuilder:
         order = np.argsort(codes_all, kind="stable")
         known, known_index = codes_all[order], np.concatenate([known_index, new_index])[order]
         self._pair_cache[key] = (known, known_index)
-        return known_index[np.searchsorted(known, codes)]
+        return known, known_index
 
     def _dep_rows(
         self, deps: Sequence[Iterable[int]] | ArrayLike | None, count: int, first: int
@@ -309,7 +341,7 @@ class ScheduleBuilder:
             return np.zeros(count, np.int64), np.empty(0, np.int64)
         if isinstance(deps, np.ndarray) and deps.ndim == 2:
             mask = deps >= 0
-            lengths, flat = mask.sum(axis=1).astype(np.int64), deps[mask].astype(np.int64)
+            lengths, flat = mask.sum(axis=1, dtype=np.int64), deps[mask].astype(np.int64, copy=False)
             if lengths.size == count and (deps < np.arange(first, first + count)[:, None]).all():
                 return lengths, flat  # every dependency was added before its send
             owner = np.repeat(np.arange(first, first + count), lengths)
@@ -329,14 +361,20 @@ class ScheduleBuilder:
     def build(self) -> Schedule:
         """Freeze into a :class:`Schedule`."""
 
-        def column(i: int, dtype: type = np.int64) -> NDArray[Any]:
-            parts = [c[i] for c in self._cols]
+        # One block of sends (a planner that adds all its sends at once) is
+        # used as is, without a copy: the builder never writes to its blocks,
+        # and schedules already share arrays (see dataclasses.replace).
+        def joined(parts: list[NDArray[Any]], dtype: type = np.int64) -> NDArray[Any]:
+            if len(parts) == 1:
+                return parts[0]
             return np.concatenate(parts) if parts else np.empty(0, dtype)
 
+        def column(i: int, dtype: type = np.int64) -> NDArray[Any]:
+            return joined([c[i] for c in self._cols], dtype)
+
         indptr = np.zeros(self._n_ops + 1, np.int64)
-        if self._deps:
-            np.cumsum(np.concatenate([b[0] for b in self._deps]), out=indptr[1:])
-        indices = np.concatenate([b[1] for b in self._deps]) if self._deps else np.empty(0, np.int64)
+        np.cumsum(joined([b[0] for b in self._deps]), out=indptr[1:])
+        indices = joined([b[1] for b in self._deps])
         chunks = np.array(self._chunks, dtype=np.float64).reshape(-1, 3)
         return Schedule(
             collective=self.collective,

@@ -396,3 +396,13 @@ def test_tiny_transfer_early_in_time() -> None:
     builder = ScheduleBuilder(Collective.ALL_REDUCE, 1.0, ["gpu0", "gpu1"])
     builder.send("gpu0", "gpu1", builder.chunk(1.0))
     assert replay(builder.build(), topology).makespan_s == pytest.approx(1e-11, rel=REL)
+
+
+def test_tiny_collective_on_a_cluster_finishes() -> None:
+    """Regression: an 8 B ring on 6 DGX A100 boxes once hung (a step shorter than the clock's resolution)."""
+    from commsim.api import simulate
+    from commsim.topology import get_topology
+
+    topo = get_topology("cluster", box="dgx_a100", nodes=6, nic="ib_hdr")
+    r = simulate(topo, "ring", size=8)
+    assert 1e-5 < r.time_s < 1e-3

@@ -85,14 +85,24 @@ class Ring(Algorithm):
         owners = [int(position[(c - 1) % n]) for c in range(n)]
         chunks = np.array(builder.split(problem.nbytes, n, owners), dtype=np.int64)
         first, stop = self._steps(problem.collective, n)
-        i = np.arange(n)
-        prev: np.ndarray | None = None
-        for step in range(first, stop):
-            held = (i - step) % n if step < n - 1 else (i + 1 - (step - (n - 1))) % n
-            deps = None if prev is None else prev[(i - 1) % n].reshape(-1, 1)
-            prev = builder.sends(
-                position, position[(i + 1) % n], chunks[held], reduce=step < n - 1, deps=deps, step=step
-            )
+        # all steps at once: one row per step, one column per ring position
+        steps = np.arange(first, stop)
+        step, i = steps.reshape(-1, 1), np.arange(n)
+        # at step s position i sends chunk i - s (mod n), in both phases
+        held = i - step
+        np.remainder(held, n, out=held)
+        # position i's send waits for position i-1's send of the step before
+        deps = builder.n_ops + (step - first - 1) * n + (i - 1) % n
+        deps[0] = -1
+        builder.sends(
+            np.tile(position, steps.size),
+            np.tile(position[(i + 1) % n], steps.size),
+            chunks[held].reshape(-1),
+            reduce=np.repeat(steps < n - 1, n),
+            deps=deps.reshape(-1, 1),
+            step=np.repeat(steps, n),
+        )
+        del held, deps
         return builder.build()
 
     def analytic_time(self, problem: Problem) -> float | None:
@@ -142,9 +152,16 @@ class NaiveRing(Algorithm):
         return builder.build()
 
     def analytic_time(self, problem: Problem) -> float | None:
-        """(2N - 1 + chunks - 1) x (alpha + (g/chunks) / beta), slowest hop."""
+        """(2N - 1 + chunks - 1) x (alpha + (g/chunks) / beta), slowest hop; None for chunks > N.
+
+        With more pieces than ranks, the reduce chain and the broadcast chain
+        cross the same directed links at the same time and share them, so the
+        pipelined closed form no longer holds (it is then a lower bound).
+        """
         assert isinstance(self.params, NaiveRingParams)
+        pieces = self.params.chunks
+        if pieces > problem.n:
+            return None
         ring = _order(problem, self.params.order)
         latency_s, bandwidth_Bps = _worst_hop(problem, ring)
-        pieces = self.params.chunks
         return (2 * problem.n - 1 + pieces - 1) * (latency_s + problem.nbytes / pieces / bandwidth_Bps)

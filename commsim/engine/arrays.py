@@ -23,7 +23,7 @@ def gather_csr(ptr: IntArray, values: IntArray, rows: IntArray) -> tuple[IntArra
         return np.arange(rows.size), values[first]
     owner = np.repeat(np.arange(rows.size), lengths)
     # output entry k reads values[first[owner[k]] + (k - start of its row in the output)]
-    shift = np.repeat(first - (np.cumsum(lengths) - lengths), lengths)
+    shift = np.repeat(first - (lengths.cumsum() - lengths), lengths)
     return owner, values[np.arange(owner.size) + shift]
 
 

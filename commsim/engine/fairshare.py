@@ -62,7 +62,7 @@ def max_min_rates(
     # entries (flow, link) of frozen flows leave the live set.
     while live_flow.size:
         users = np.bincount(live_link, minlength=n_links)
-        used = np.flatnonzero(users)
+        used = users.nonzero()[0]
         share = remaining[used] / users[used]
         level = share.min()
         is_full = np.zeros(n_links, dtype=bool)

@@ -120,7 +120,12 @@ class _Replay:
         self.link_bytes = np.zeros(n_links)
         self.link_busy = np.zeros(n_links)
         self.link_open = np.zeros(n_links)
-        self.intervals: list[tuple[IntArray, FloatArray, float]] = []
+        # busy intervals, in order of their ends: a link goes idle at most once per
+        # (send, link) entry, so op_links.size rows suffice (untouched rows cost no memory)
+        self.interval_link = np.empty(self.op_links.size, np.int64)
+        self.interval_start = np.empty(self.op_links.size)
+        self.interval_end = np.empty(self.op_links.size)
+        self.n_intervals = 0
         self.to_activate: list[IntArray] = []
         self.to_complete: list[IntArray] = []
         self.changed: list[IntArray] = []
@@ -234,16 +239,27 @@ class _Replay:
 
     def _count_users(self, links: IntArray, sign: int) -> None:
         """Add (sign +1) or remove (-1) users of links; open and close busy intervals."""
-        delta = np.bincount(links, minlength=self.link_users.size)
-        if sign > 0:
-            opened = np.flatnonzero((self.link_users == 0) & (delta > 0))
-            self.link_users += delta
-            self.link_open[opened] = self.env.now
+        if 64 * links.size < self.link_users.size:  # a few links of a large machine: touch only those
+            ids, counts = _counts(links)
+            before = self.link_users[ids]
+            self.link_users[ids] = after = before + sign * counts
+            changed = ids[(after == 0) if sign < 0 else (before == 0)]
         else:
-            self.link_users -= delta
-            closed = np.flatnonzero((self.link_users == 0) & (delta > 0))
-            if closed.size:
-                self.intervals.append((closed, self.link_open[closed], self.env.now))
+            delta = np.bincount(links, minlength=self.link_users.size)
+            if sign > 0:
+                changed = ((self.link_users == 0) & (delta > 0)).nonzero()[0]
+                self.link_users += delta
+            else:
+                self.link_users -= delta
+                changed = ((self.link_users == 0) & (delta > 0)).nonzero()[0]
+        if sign > 0:
+            self.link_open[changed] = self.env.now
+        elif changed.size:
+            rows = slice(self.n_intervals, self.n_intervals + changed.size)
+            self.interval_link[rows] = changed
+            self.interval_start[rows] = self.link_open[changed]
+            self.interval_end[rows] = self.env.now
+            self.n_intervals += changed.size
 
     def _advance(self) -> None:
         """Move every flow forward to now and retire the finished ones."""
@@ -268,7 +284,7 @@ class _Replay:
             gone = done[self.ent_flow]
             gone_link, gone_ops = self.ent_link[gone], self.flow_op[self.ent_flow[gone]]
             keep, stay = ~done, ~gone
-            new_index = np.cumsum(keep) - 1
+            new_index = keep.cumsum() - 1
             self.ent_flow, self.ent_link = new_index[self.ent_flow[stay]], self.ent_link[stay]
             self.flow_op, self.flow_left = self.flow_op[keep], self.flow_left[keep]
             self.flow_rate, self.flow_done_at = self.flow_rate[keep], self.flow_done_at[keep]
@@ -306,7 +322,7 @@ class _Replay:
             self.flow_rate = max_min_rates(self.ent_flow, self.ent_link, self.flow_op.size, self.capacity)
             return
         entries = affected[self.ent_flow]
-        renumber = np.cumsum(affected) - 1
+        renumber = affected.cumsum() - 1
         self.flow_rate[affected] = max_min_rates(
             renumber[self.ent_flow[entries]], self.ent_link[entries], int(affected.sum()), self.capacity
         )
@@ -337,12 +353,7 @@ class _Replay:
         if np.isnan(self.end).any():
             missing = int(np.flatnonzero(np.isnan(self.end))[0])
             raise RuntimeError(f"replay ended with op {missing} never completed")
-        if self.intervals:
-            links, starts, stops = zip(*self.intervals)
-            link, start = np.concatenate(links), np.concatenate(starts)
-            stop = np.repeat(np.array(stops), [part.size for part in links])
-        else:
-            link, start, stop = np.empty(0, np.int64), np.empty(0), np.empty(0)
+        n = self.n_intervals
         return ReplayRecord(
             makespan_s=float(self.end.max()) if self.end.size else 0.0,
             op_ready_s=self.ready,
@@ -352,10 +363,17 @@ class _Replay:
             op_links=self.op_links,
             link_bytes=self.link_bytes,
             link_busy_s=self.link_busy,
-            interval_link=link.astype(np.int64),
-            interval_start_s=start,
-            interval_end_s=stop,
+            interval_link=self.interval_link[:n],
+            interval_start_s=self.interval_start[:n],
+            interval_end_s=self.interval_end[:n],
         )
+
+
+def _counts(values: IntArray) -> tuple[IntArray, IntArray]:
+    """(distinct values ascending, how often each occurs), by sorting."""
+    ordered = np.sort(values)
+    starts = np.concatenate(([0], (ordered[1:] != ordered[:-1]).nonzero()[0] + 1))
+    return ordered[starts], np.diff(np.append(starts, ordered.size))
 
 
 def _take(parts: list[IntArray]) -> IntArray:
