@@ -125,7 +125,7 @@ def simulate(
         nbytes=problem.nbytes,
         time_s=time_s,
         replay_time_s=record.makespan_s,
-        links=link_loads(topo, record),
+        links=link_loads(topo, record, time_s),
         analytic_time_s=analytic,
         params=dict(params or {}),
         record=record,

@@ -28,6 +28,25 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Predict and explain the time of collective communication on GPU machines.",
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from commsim import __version__
+
+        print(f"commsim {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Predict and explain the time of collective communication on GPU machines."""
+
+
 topo_app = typer.Typer(no_args_is_help=True, help="List, show and describe machine topologies.")
 app.add_typer(topo_app, name="topo")
 app.add_typer(plot_app, name="plot")
@@ -102,7 +121,12 @@ def run(
         results = [simulate(topo, a, collective, s, verify=verify, params=params) for a, s in progress(cases)]
         title = f"{collective} on {results[0].topology}" if results else None
     if explain:
-        _explain(results)
+        _explain(results, to_stderr=json_out or csv_out)
+    if verify:
+        err.print(
+            f"verified: all {len(results)} schedule(s) achieve their collective (symbolic check)",
+            highlight=False,
+        )
     if trace is not None:
         from commsim.report.trace import write_trace
 
@@ -157,18 +181,20 @@ def _parse_params(items: list[str]) -> dict[str, object]:
     return params
 
 
-def _explain(results: list[Result]) -> None:
+def _explain(results: list[Result], to_stderr: bool = False) -> None:
     from commsim.algorithms import Problem, make_algorithm
+    from commsim.units import format_size
 
+    console = err if to_stderr else out
     for r in results:
         algorithm = make_algorithm(r.algorithm, r.params)
         explain = getattr(algorithm, "explain", None)
         if explain is None or r.schedule is None or r.topology_obj is None:
-            out.print(f"{r.label}: {r.algorithm} has no model choice to explain", highlight=False)
+            console.print(f"{r.label}: {r.algorithm} has no model choice to explain", highlight=False)
             continue
         problem = Problem(r.topology_obj, r.schedule.ranks, r.collective, r.nbytes, r.schedule.root or 0)
-        out.print(f"[bold]{r.label}, {r.nbytes:.0f} B[/]", highlight=False)
-        out.print(explain(problem), highlight=False)
+        console.print(f"[bold]{r.label}, {format_size(r.nbytes)}[/]", highlight=False)
+        console.print(explain(problem), highlight=False)
 
 
 # registered here, between run and recommend, to keep the order of ``commsim --help``
@@ -242,9 +268,11 @@ def topo_list() -> None:
     for name in shipped_topologies():
         topo = get_topology(name)
         table.add_row(name, str(len(topo.gpus)), topo.description)
+    options = {"cluster": "--box B --nodes K --nic KIND"}
     for name, builder in BUILDERS.items():
-        doc = (builder.__doc__ or "").strip().splitlines()[0]
-        table.add_row(f"{name} (builder)", "--gpus N", doc)
+        doc = (builder.__doc__ or "").strip().splitlines()[0].replace("``", "")
+        doc = doc.split(" (SEED_FACTS")[0]
+        table.add_row(f"{name} (builder)", options.get(name, "--gpus N"), doc)
     out.print(table)
 
 
@@ -334,8 +362,13 @@ def topo_schema() -> None:
     print(topology_json_schema())
 
 
+def _is_click_error(exc: BaseException) -> bool:
+    """Usage errors of click, whichever copy raised them (typer may bundle its own)."""
+    return any(cls.__name__ == "ClickException" for cls in type(exc).__mro__) and hasattr(exc, "show")
+
+
 def main() -> None:
-    """Entry point: run the app, turning input errors into exit code 2."""
+    """Entry point: run the app, turning input errors into one message and exit code 2."""
     try:
         code = app(standalone_mode=False)
         if isinstance(code, int) and code:
@@ -345,13 +378,23 @@ def main() -> None:
         sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("aborted", highlight=False)
         sys.exit(1)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        err.print(f"[bold red]error:[/] cannot use{where}: {exc.strerror or exc}", highlight=False)
+        sys.exit(2)
+    except MemoryError:
+        err.print(
+            "[bold red]error:[/] out of memory: the case is too large for this machine "
+            "(fewer GPUs, or a smaller schedule)",
+            highlight=False,
+        )
+        sys.exit(2)
+    except Exception as exc:
+        if _is_click_error(exc):
+            exc.show()  # type: ignore[attr-defined]
             sys.exit(2)
         raise
 

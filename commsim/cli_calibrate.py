@@ -141,4 +141,6 @@ def _print_validation(report: Validation) -> None:
                 f"max {stats['max_abs_error']:.1%}",
                 highlight=False,
             )
+    for warning in data["warnings"]:
+        out.print(f"log warning: {warning}", highlight=False)
     out.print(f"verdict: {data['verdict']}", highlight=False)

@@ -45,6 +45,14 @@ class Recommendation:
         if extra:
             shown = ", ".join(extra[:6]) + (f" and {len(extra) - 6} more" if len(extra) > 6 else "")
             text += f"; {second.algorithm} leaves idle {shown}"
+        else:
+            win_bytes = sum(l.nbytes for l in win.links)
+            second_bytes = sum(l.nbytes for l in second.links)
+            text += (
+                f"; it moves {win_bytes / second_bytes:.2f}x the bytes over its links"
+                if abs(win_bytes - second_bytes) > 1e-9 * max(win_bytes, second_bytes)
+                else "; both move the same bytes over the same links: the difference is in steps and latency"
+            )
         bottleneck = win.bottleneck[0]
         return text + f". Its busiest link is {bottleneck.describe()}."
 

@@ -50,11 +50,15 @@ class LinkLoad:
         return f"{self.link} {self.utilisation:.0%} ({format_time(self.busy_s)})"
 
 
-def link_loads(topology: Topology, record: ReplayRecord) -> list[LinkLoad]:
-    """Every link that carried data, busiest first (ties in link order)."""
+def link_loads(topology: Topology, record: ReplayRecord, run_time_s: float | None = None) -> list[LinkLoad]:
+    """Every link that carried data, busiest first (ties in link order).
+
+    Utilisation is relative to ``run_time_s`` (default: the replay's makespan),
+    so that a modelled time (``nccl``) and its link shares agree.
+    """
     capacity = np.array([link.bandwidth_Bps for link in topology.links])
     busy = record.link_bytes / capacity
-    makespan = record.makespan_s
+    makespan = record.makespan_s if run_time_s is None else run_time_s
     order = np.lexsort((np.arange(busy.size), -busy))
     loads = []
     for i in order.tolist():

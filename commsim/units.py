@@ -41,7 +41,7 @@ _TIME = {
 }
 
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
-_SIZE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)?$")
+_SIZE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit)?$")
 _BW_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)(?:/s|ps)$")
 _TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>s|sec|ms|us|µs|μs|ns|ps|min)$")
 
@@ -80,7 +80,8 @@ def parse_size(value: str | float | int) -> float:
     ----------
     value : str or number
         "160 MB" (decimal, 1.6e8 B), "1 GiB" (2**30 B), "8 Gbit" (1e9 B), or a
-        plain number of bytes.
+        plain number of bytes. A bare lower-case "b" ("160 Mb") is refused as
+        ambiguous; bandwidths keep "Gbps" and "Gb/s".
 
     Returns
     -------
@@ -105,7 +106,10 @@ def parse_size(value: str | float | int) -> float:
     assert isinstance(value, str)
     match = _SIZE_RE.match(value.strip())
     if match is None:
-        raise UnitError(f"cannot read size {value!r}; expected {SIZE_FORMS}")
+        hint = ""
+        if re.match(_NUMBER + r"\s*[kKMGTP]?i?b$", value.strip()):
+            hint = " (a lower-case 'b' is ambiguous in a size: write 'B' for bytes or 'bit' for bits)"
+        raise UnitError(f"cannot read size {value!r}{hint}; expected {SIZE_FORMS}")
     factor = _prefix_factor(match["prefix"])
     if match["unit"] in ("bit", "b"):
         factor /= 8.0

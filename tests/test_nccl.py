@@ -98,7 +98,18 @@ def test_validation_on_every_development_log(name: str) -> None:
     """Every real log validates; the JSON has the documented fields; errors are finite."""
     report = validate_file(DATA / name)
     data = report.to_json()
-    assert set(data) == {"machine", "topology", "collective", "ranks", "nodes", "rows", "summary", "verdict"}
+    assert set(data) == {
+        "machine",
+        "topology",
+        "collective",
+        "ranks",
+        "nodes",
+        "rows",
+        "summary",
+        "warnings",
+        "verdict",
+    }
+    assert data["warnings"] == list(report.log.warnings)
     assert {
         "nbytes",
         "measured_time_s",
@@ -112,6 +123,8 @@ def test_validation_on_every_development_log(name: str) -> None:
     assert len(data["rows"]) == sum(1 for r in report.log.rows if r.nbytes > 0)
     assert all(r["predicted_time_s"] > 0 for r in data["rows"])
     assert data["verdict"].startswith(("as expected", "1.", "2.", "3.", "4.", "5."))
+    if data["summary"]["all"]["median_abs_error"] > 0.25:
+        assert "the model misses this log" in data["verdict"]
 
 
 ACCURACY = {  # bandwidth-bound median |error| the model reaches today with datasheet defaults
@@ -160,3 +173,31 @@ def test_validate_cli_json_and_plot(tmp_path: Path) -> None:
     data = json.loads(proc.stdout)
     assert data["ranks"] == 8 and data["nodes"] == 1 and data["topology"]["peer_to_peer"] is False
     assert png.stat().st_size > 10_000
+
+
+def test_validate_refuses_what_it_cannot_judge(tmp_path: Path) -> None:
+    """Too few GPUs in a given topology, a collective the log does not measure, all-to-all."""
+    from commsim.errors import ParseError, TopologyError
+    from commsim.topology import get_topology as topology
+
+    log = DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt"
+    with pytest.raises(TopologyError, match="has 4 GPUs but the log has 8 ranks"):
+        validate_file(log, topology=topology("pcie_4gpu_switch"))
+    with pytest.raises(ParseError, match="the log measured all_reduce, not broadcast"):
+        validate_file(log, collective="broadcast")
+    alltoall = DATA / "synthetic_per-iteration_alltoall_2gpu.txt"
+    with pytest.raises(ParseError, match="does not cover all_to_all"):
+        validate_file(alltoall)
+
+
+def test_pcie_cards_are_not_taken_for_nvlink_servers() -> None:
+    """An A10 or a GTX 1080 Ti is a PCIe card: the inferred machine has no NVLink."""
+    report = validate_file(DATA / "synthetic_legacy-ms-format_all_reduce_2gpu.txt")
+    topo = report.inference.topology
+    assert not any(link.family == "nvlink" for link in topo.links)
+    assert "plain PCIe box" in " ".join(report.inference.reasons)
+
+
+def test_faster_than_modelled_is_not_called_as_expected() -> None:
+    report = validate_file(DATA / "RTX2080Ti-PCIe-PIX-noP2P_broadcast_2gpu_1.txt")
+    assert report.verdict().startswith("1.4x faster than the model expects")

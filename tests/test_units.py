@@ -38,7 +38,7 @@ from commsim.units import (
         ("2 MiB", 2.0 * 2**20),
         ("1.5e3 kB", 1.5e6),
         ("  40MB ", 4e7),
-        ("16 b", 2.0),
+        ("16 bit", 2.0),
         ("0 B", 0.0),
         (".5 GB", 5e8),
     ],
@@ -238,3 +238,9 @@ def test_time_round_trip(time_s: float) -> None:
 def test_powers_of_two_round_trip_exactly(exponent: int) -> None:
     """nccl-tests sizes (powers of two) come back bit for bit."""
     assert parse_size(format_size(2**exponent)) == 2.0**exponent
+
+
+@pytest.mark.parametrize("text", ["160 Mb", "8 Gb", "16 b"])
+def test_lower_case_b_in_a_size_is_refused_with_a_hint(text: str) -> None:
+    with pytest.raises(UnitError, match="ambiguous in a size: write 'B' for bytes or 'bit' for bits"):
+        parse_size(text)

@@ -1,8 +1,9 @@
 """Working out the machine behind an nccl-tests log, and the topology to model it.
 
 Order of evidence: an ``nvidia-smi topo -m`` matrix inside the log (imported
-as it stands); else a shipped box for the GPU model (A100 -> ``dgx_a100``,
-H100 -> ``hgx_h100``, V100 -> ``dgx1_v100``, P100 -> ``dgx1_p100``); else a
+as it stands); else, for SXM server parts, a shipped box for the GPU
+generation (A100 -> ``dgx_a100``, H100 -> ``hgx_h100``, V100 -> ``dgx1_v100``,
+P100 -> ``dgx1_p100``); else (PCIe cards such as an A10, A40 or RTX 3090) a
 plain PCIe box. Several hosts make a cluster of such boxes; the network is
 read from the log's NCCL INFO lines (``NET/IB``, ``NET/OFI ... efa``,
 ``NET/Socket``) or from the GPU generation's usual fabric, unless ``nic``
@@ -44,6 +45,11 @@ class Inference:
     reasons: list[str]
     gpus_per_thread: int
     algorithms: tuple[str, ...] | None
+
+
+def _is_sxm(model: str | None) -> bool:
+    """Whether a GPU is a server part on an NVLink board (SXM; SXM H100s report "HBM3")."""
+    return bool(model) and re.search(r"SXM|HBM3", model or "") is not None and "PCIe" not in (model or "")
 
 
 def _pcie_box(gpus: int, model: str | None, arch: str) -> Topology:
@@ -107,7 +113,7 @@ def infer_topology(
         status = find_p2p_status(raw)
         box = topo_matrix_from_log(log, p2p=status is not False)
         reasons.append("built from the nvidia-smi topo -m matrix in the log")
-    elif arch in _SHIPPED_BOX and per_node <= 8:
+    elif arch in _SHIPPED_BOX and per_node <= 8 and _is_sxm(log.gpu_model):
         box = get_topology(_SHIPPED_BOX[arch])
         reasons.append(f"{log.gpu_model}: shipped box {box.name}")
     else:

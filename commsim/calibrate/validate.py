@@ -16,8 +16,8 @@ from typing import Any
 from commsim.algorithms.base import Problem
 from commsim.calibrate.infer import Inference, infer_topology
 from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests
-from commsim.collectives import busbw_factor, get_collective
-from commsim.errors import ParseError
+from commsim.collectives import Collective, busbw_factor, get_collective
+from commsim.errors import ParseError, TopologyError
 from commsim.nccl.model import predict
 from commsim.nccl.params import NcclParams
 from commsim.topology.model import Topology
@@ -30,6 +30,17 @@ __all__ = [
     "validate_file",
     "validate_log",
 ]
+
+_MODELLED = frozenset(
+    {
+        Collective.ALL_REDUCE,
+        Collective.REDUCE_SCATTER,
+        Collective.ALL_GATHER,
+        Collective.BROADCAST,
+        Collective.REDUCE,
+    }
+)
+"""Collectives the NCCL model prices."""
 
 BANDWIDTH_BOUND_BYTES = 64 * 2**20
 """Sizes from here on are called bandwidth-bound."""
@@ -105,8 +116,21 @@ class Validation:
         """Whether the measurement is what this machine should reach at large sizes."""
         large = [r for r in self.rows if r.nbytes >= BANDWIDTH_BOUND_BYTES] or self.rows[-3:]
         ratio = statistics.median(r.measured_busbw_Bps / r.predicted_busbw_Bps for r in large)
+        overall = statistics.median(abs(r.error) for r in self.rows)
+        miss = (
+            f"; the model misses this log by a median {overall:.0%} over all sizes, so treat the verdict "
+            "with care (docs/validation.md says where the model is weak)"
+            if overall > 0.25
+            else ""
+        )
+        if ratio > 1.25:
+            return (
+                f"{ratio:.1f}x faster than the model expects at large sizes: the model's figures for this "
+                "machine are too low (check the topology it used, or calibrate it with commsim calibrate)"
+                + miss
+            )
         if ratio >= 0.8:
-            return "as expected for this machine" + (" (faster than modelled)" if ratio > 1.25 else "")
+            return "as expected for this machine" + miss
         causes = [
             "fewer NCCL channels than usual (NCCL_MAX_NCHANNELS, a busy GPU)",
             "a link running below its rated speed (PCIe width/generation, a degraded NVLink)",
@@ -116,6 +140,7 @@ class Validation:
         return (
             f"{1 / ratio:.1f}x below what this machine should reach at large sizes; likely causes: "
             + "; ".join(causes)
+            + miss
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -152,6 +177,7 @@ class Validation:
                 for r in self.rows
             ],
             "summary": self.summary(),
+            "warnings": list(self.log.warnings),
             "verdict": self.verdict(),
         }
 
@@ -171,14 +197,31 @@ def validate_log(
     collective: str | None = None,
 ) -> Validation:
     """Predict every size of ``log`` with the NCCL model and compare."""
+    if collective and log.collective and get_collective(collective) != get_collective(log.collective):
+        raise ParseError(
+            f"the log measured {log.collective}, not {collective}; --collective is only for logs that "
+            "do not name theirs",
+            log.source,
+        )
     name = collective or log.collective
     if name is None:
         raise ParseError("the log does not say which collective it measured; give --collective", log.source)
     coll = get_collective(name)
+    if coll not in _MODELLED:
+        raise ParseError(
+            f"the NCCL model does not cover {coll} yet; it covers "
+            f"{', '.join(sorted(c.value for c in _MODELLED))}",
+            log.source,
+        )
     text = _raw_tool_text(raw)
     inference = infer_topology(log, text, topology, nic)
     params = params or NcclParams()
     topo = inference.topology
+    if len(topo.gpus) < log.n_ranks:
+        raise TopologyError(
+            f"topology {topo.name!r} has {len(topo.gpus)} GPUs but the log has {log.n_ranks} ranks; "
+            "give a topology (or a cluster) with at least as many GPUs"
+        )
     ranks = tuple(topo.gpus[: log.n_ranks])
     factor = busbw_factor(coll, len(ranks))
     rows = []
@@ -224,8 +267,10 @@ def _collective_from_name(name: str) -> str | None:
 def validate_file(path: str | Path, **kwargs: Any) -> Validation:
     """Load an nccl-tests log and validate the model against it."""
     collective = kwargs.pop("collective", None)
-    log = load_nccl_tests(path, collective=collective)
-    if collective is None and log.collective is None:
-        collective = _collective_from_name(Path(path).name)
+    log = load_nccl_tests(path)
+    if log.collective is None:  # only then may --collective (or the file name) say what it measured
+        collective = collective or _collective_from_name(Path(path).name)
+        if collective is not None:
+            log = load_nccl_tests(path, collective=collective)
     raw = Path(path).read_text(encoding="utf-8", errors="replace")
     return validate_log(log, raw, collective=collective, **kwargs)

@@ -10,6 +10,8 @@ that an ideal replay leaves out.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from commsim.algorithms.base import Algorithm, Params, Problem
@@ -32,8 +34,12 @@ class NcclAlgorithmParams(Params):
     """How NCCL is run (nccl-tests' ``-g``) and what it may choose."""
 
     gpus_per_thread: int = Field(1, ge=1, description="GPUs one host thread drives (nccl-tests -g)")
-    algorithms: list[str] | None = Field(None, description="allowed algorithms, like NCCL_ALGO")
-    protocols: list[str] | None = Field(None, description="allowed protocols, like NCCL_PROTO")
+    algorithms: list[Literal["ring", "tree", "nvls", "nvls_tree"]] | None = Field(
+        None, description="allowed algorithms, like NCCL_ALGO"
+    )
+    protocols: list[Literal["LL", "LL128", "Simple"]] | None = Field(
+        None, description="allowed protocols, like NCCL_PROTO"
+    )
 
 
 @register
@@ -96,9 +102,15 @@ class Nccl(Algorithm):
     def explain(self, problem: Problem) -> str:
         """The machine as NCCL sees it, every candidate, and the choice."""
         prediction = self.predict(problem)
+        assert isinstance(self.params, NcclAlgorithmParams)
+        nccl = problem.topology.nccl
+        params = NcclParams.model_validate(dict(nccl)) if nccl else NcclParams()
+        launch_s = params.launch_s * self.params.gpus_per_thread
         lines = [
             f"NCCL model: {prediction.machine.describe()}; ring bus bandwidth "
-            f"{format_bandwidth(prediction.ring_busbw_Bps)}"
+            f"{format_bandwidth(prediction.ring_busbw_Bps)}; time = launch {format_time(launch_s)} "
+            f"({self.params.gpus_per_thread} GPU(s) per host thread) + {params.latency_scale:g} x latency "
+            "+ size / algbw"
         ]
         for c in sorted(prediction.candidates, key=lambda c: c.time_s):
             mark = "->" if c == prediction.chosen else "  "

@@ -24,6 +24,7 @@ from commsim.algorithms.multi_ring import MultiRing
 from commsim.algorithms.ringsteps import add_ring
 from commsim.collectives import Collective
 from commsim.engine import replay
+from commsim.errors import AlgorithmError
 from commsim.nccl.constants import (
     LL128_FACTOR,
     LL_FACTOR_ALLREDUCE,
@@ -289,6 +290,11 @@ def predict(
         if (algorithms is None or a in algorithms) and (protocols is None or p in protocols)
     ]
     if not candidates:
-        raise ValueError(f"no NCCL algorithm among {algorithms} with protocols {protocols} applies")
+        available = sorted({f"{a}/{p}" for a, p, _, _ in raw})
+        raise AlgorithmError(
+            f"no NCCL algorithm among {list(algorithms or [])} with protocols {list(protocols or [])} "
+            f"applies to {problem.collective} on {m.describe()}; available here: {', '.join(available)} "
+            "(NVLS needs an NVSwitch box with Hopper or newer GPUs; LL128 needs NVLink)"
+        )
     chosen = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
     return NcclPrediction(m, chosen, candidates, busbw)
