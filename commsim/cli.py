@@ -103,9 +103,9 @@ def run(
         from commsim.training import is_training_scenario
 
         if is_training_scenario(scenario):
-            if verify or explain or trace:
-                _fail("--verify, --explain and --trace apply to collective scenarios, not training scenarios")
-            _run_training(scenario, json_out=json_out, csv_out=csv_out)
+            if verify or explain:
+                _fail("--verify and --explain apply to collective scenarios, not training scenarios")
+            _run_training(scenario, json_out=json_out, csv_out=csv_out, trace=trace)
             return
         loaded = load_scenario(scenario)
         results = run_scenario(loaded, verify=verify, progress=progress)
@@ -142,7 +142,7 @@ def run(
             out.print(winners_table(results))
 
 
-def _run_training(path: Path, json_out: bool, csv_out: bool) -> None:
+def _run_training(path: Path, json_out: bool, csv_out: bool, trace: Path | None = None) -> None:
     """A training scenario (top-level ``workload:``): steps, best bucket sizes, scaling."""
     from commsim.training import load_training_scenario, run_loaded_training, training_json, training_report
 
@@ -150,6 +150,13 @@ def _run_training(path: Path, json_out: bool, csv_out: bool) -> None:
         _fail("--csv is not available for training scenarios; use --json")
     loaded = load_training_scenario(path)
     results = run_loaded_training(loaded)
+    if trace is not None:
+        from commsim.training import write_step_trace
+
+        write_step_trace(results, trace)
+        err.print(
+            f"wrote {trace}: one process per step (open it at https://ui.perfetto.dev)", highlight=False
+        )
     if json_out:
         print(training_json(results))
     else:

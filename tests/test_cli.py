@@ -253,3 +253,15 @@ def test_top_level_simulate_is_the_api() -> None:
 
     r = commsim.simulate(topology="pcie_4gpu_switch", algorithm="sharded_parameter_server", size="160 MB")
     assert r.time_s == pytest.approx(0.015, rel=1e-9)
+
+
+def test_training_scenario_with_a_trace(tmp_path: Path) -> None:
+    out = tmp_path / "steps.json"
+    proc = commsim("run", str(ROOT / "scenarios" / "resnet50_dgx1_overlap.yaml"), "--trace", str(out))
+    assert proc.returncode == 0, proc.stderr
+    trace = json.loads(out.read_text(encoding="utf-8"))
+    names = {e["name"] for e in trace["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"}
+    assert names == {"process_name"}
+    processes = [e for e in trace["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"]
+    assert len(processes) >= 8  # one per simulated step
+    assert "iteration" in proc.stdout and "best bucket size" in proc.stdout
