@@ -162,7 +162,7 @@ class Result:
             "collective": self.collective.value,
             "topology": self.topology,
             "ranks": self.ranks,
-            "nbytes": self.nbytes,
+            "nbytes": int(self.nbytes) if float(self.nbytes).is_integer() else self.nbytes,
             "time_s": self.time_s,
             "algbw_Bps": self.algbw_Bps,
             "busbw_Bps": self.busbw_Bps,
