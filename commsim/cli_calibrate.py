@@ -90,7 +90,7 @@ def _machine(topology: str | None, calibrated: Path | None) -> tuple[Topology | 
         from commsim.topology import load_topology_file
 
         topo = load_topology_file(calibrated)
-        return topo, NcclParams.model_validate(dict(topo.nccl)) if topo.nccl else None
+        return topo, NcclParams.of(topo)
     if topology is not None:
         from commsim.topology import get_topology
 

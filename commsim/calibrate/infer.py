@@ -78,12 +78,9 @@ def _network(raw: str, arch: str) -> tuple[str, str, str]:
 
 
 def _p2p(raw: str, log: NcclTestsLog, topology: Topology, reasons: list[str]) -> bool:
-    try:
-        from commsim.topology.nvsmi import find_p2p_status
+    from commsim.topology.nvsmi import find_p2p_status
 
-        status = find_p2p_status(raw)
-    except ImportError:  # pragma: no cover - the importer ships with commsim
-        status = None
+    status = find_p2p_status(raw)
     if status is not None:
         reasons.append(
             f"GPU peer-to-peer {'available' if status else 'NOT available'} (nvidia-smi topo -p2p)"

@@ -70,8 +70,7 @@ class Nccl(Algorithm):
     def predict(self, problem: Problem) -> NcclPrediction:
         """The model's choice and every candidate for ``problem``."""
         assert isinstance(self.params, NcclAlgorithmParams)
-        nccl = problem.topology.nccl
-        params = NcclParams.model_validate(dict(nccl)) if nccl else NcclParams()
+        params = NcclParams.of(problem.topology)
         algorithms = tuple(self.params.algorithms) if self.params.algorithms else None
         protocols = tuple(self.params.protocols) if self.params.protocols else None
         return predict(problem, params, self.params.gpus_per_thread, algorithms, protocols)
@@ -103,8 +102,7 @@ class Nccl(Algorithm):
         """The machine as NCCL sees it, every candidate, and the choice."""
         prediction = self.predict(problem)
         assert isinstance(self.params, NcclAlgorithmParams)
-        nccl = problem.topology.nccl
-        params = NcclParams.model_validate(dict(nccl)) if nccl else NcclParams()
+        params = NcclParams.of(problem.topology)
         launch_s = params.launch_s * self.params.gpus_per_thread
         lines = [
             f"NCCL model: {prediction.machine.describe()}; ring bus bandwidth "

@@ -24,6 +24,8 @@ Defaults and where they come from:
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["DEFAULT_EFFICIENCY", "NcclParams"]
@@ -49,6 +51,12 @@ class NcclParams(BaseModel):
     nvls_efficiency: float = Field(0.57, gt=0, le=1)
     launch_s: float = Field(3.1e-6, ge=0)
     latency_scale: float = Field(1.0, gt=0)
+
+    @classmethod
+    def of(cls, topology: Any) -> NcclParams:
+        """The calibrated parameters a topology carries (its ``nccl:`` mapping), else the defaults."""
+        nccl = getattr(topology, "nccl", None)
+        return cls.model_validate(dict(nccl)) if nccl else cls()
 
     def family_efficiency(self, family: str) -> float:
         """Efficiency of one family (1.0 for families without an entry)."""
