@@ -16,45 +16,145 @@ from rich.table import Table
 
 from commsim.cli_console import err, out
 
+from commsim.errors import CommsimError
+
 if TYPE_CHECKING:
+    from commsim.calibrate.inference import RunOptions
     from commsim.calibrate.validate import Validation
     from commsim.nccl import NcclParams
     from commsim.topology.model import Topology
 
 __all__ = ["calibrate", "validate"]
 
-LogTopology = Annotated[str | None, typer.Option(help="Topology name or YAML path (default: inferred).")]
-Nic = Annotated[str | None, typer.Option(help="Network link kind for multi-node logs, e.g. ib_hdr.")]
+LogTopology = Annotated[
+    str | None,
+    typer.Option(
+        help="Machine of one host: a shipped name, a builder, a topology YAML or an nvidia-smi topo -m file "
+        "(default: inferred from the log)."
+    ),
+]
+Nic = Annotated[
+    str | None,
+    typer.Option(help="Network link kind between hosts, e.g. ib_ndr, roce_400g, efa_v2, tcp_100g."),
+]
+Gpus = Annotated[int | None, typer.Option(help="Total ranks of the run (when the log does not show them).")]
+Nodes = Annotated[int | None, typer.Option(help="Hosts the run spans.")]
+GpusPerNode = Annotated[int | None, typer.Option("--gpus-per-node", help="Ranks per host.")]
+NicsPerNode = Annotated[int | None, typer.Option("--nics-per-node", help="NICs per host that carry traffic.")]
+Gpu = Annotated[str | None, typer.Option(help="GPU model, e.g. 'H100 SXM' or 'MI300X' (see commsim gpus).")]
+P2p = Annotated[
+    bool | None, typer.Option("--p2p/--no-p2p", help="Whether GPU peer-to-peer works (default: inferred).")
+]
+Algo = Annotated[
+    str | None, typer.Option(help="Restrict NCCL's algorithms like NCCL_ALGO, e.g. ring or ring,tree.")
+]
+Proto = Annotated[
+    str | None, typer.Option(help="Restrict NCCL's protocols like NCCL_PROTO, e.g. Simple or LL,LL128.")
+]
+NcclVersion = Annotated[str | None, typer.Option("--nccl-version", help="NCCL version of the run, e.g. 2.21.5.")]
+Collective = Annotated[str | None, typer.Option(help="Collective, if the log does not name it.")]
 
 
 def validate(
-    log: Annotated[Path, typer.Argument(help="nccl-tests output (text or -J JSON).")],
+    log: Annotated[Path, typer.Argument(help="nccl-tests or rccl-tests output (text or -J JSON).")],
     topology: LogTopology = None,
     nic: Nic = None,
+    gpus: Gpus = None,
+    nodes: Nodes = None,
+    gpus_per_node: GpusPerNode = None,
+    nics_per_node: NicsPerNode = None,
+    gpu: Gpu = None,
+    p2p: P2p = None,
+    algo: Algo = None,
+    proto: Proto = None,
+    nccl_version: NcclVersion = None,
     calibrated: Annotated[
         Path | None, typer.Option(help="Calibrated topology from 'commsim calibrate'.")
     ] = None,
-    collective: Annotated[str | None, typer.Option(help="Collective, if the log does not name it.")] = None,
+    collective: Collective = None,
+    run: Annotated[
+        int | None, typer.Option(help="Validate only run N (1-based) of a log that holds several runs.")
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     plot: Annotated[
         Path | None, typer.Option(help="Write measured vs predicted busbw to this PNG/SVG.")
     ] = None,
 ) -> None:
-    """Compare a real nccl-tests log with the NCCL model's prediction for every size."""
+    """Compare a real nccl-tests log with the NCCL model's prediction for every size.
+
+    Before the table it prints what it knows about the run and the machine and how it knows it
+    (a log line, an option, or "assumed"); options always win over the log.
+    """
     import json
 
-    from commsim.calibrate.validate import validate_file
+    from commsim.calibrate.validate import validate_runs
 
     topo, params = _machine(topology, calibrated)
-    report = validate_file(log, topology=topo, nic=nic, params=params, collective=collective)
+    options = _options(topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version)
+    reports = validate_runs(log, options=options, params=params, collective=collective, n_ranks=gpus)
+    if run is not None:
+        if not 1 <= run <= len(reports):
+            raise CommsimError(f"--run {run}: the log holds {len(reports)} run(s); give 1 to {len(reports)}")
+        reports = [reports[run - 1]]
     if plot is not None:
         from commsim.report.plots import plot_validation
 
-        plot_validation(report, plot)
+        plot_validation(reports[0], plot)
     if json_out:
-        print(json.dumps(report.to_json(), indent=2))
+        data = reports[0].to_json() if len(reports) == 1 else {"runs": [r.to_json() for r in reports]}
+        print(json.dumps(data, indent=2))
         return
-    _print_validation(report)
+    for index, report in enumerate(reports, start=1):
+        if len(reports) > 1:
+            out.rule(f"run {index} of {len(reports)}")
+        _print_validation(report)
+
+
+def _options(
+    topology: Topology | None,
+    nic: str | None,
+    gpus: int | None,
+    nodes: int | None,
+    gpus_per_node: int | None,
+    nics_per_node: int | None,
+    gpu: str | None,
+    p2p: bool | None,
+    algo: str | None,
+    proto: str | None,
+    nccl_version: str | None,
+) -> RunOptions:
+    from commsim.calibrate.inference import RunOptions
+
+    return RunOptions(
+        gpus=gpus,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        nics_per_node=nics_per_node,
+        nic=nic,
+        p2p=p2p,
+        gpu=gpu,
+        algorithms=_choice_list(algo, "--algo", _ALGOS),
+        protocols=_choice_list(proto, "--proto", _PROTOS),
+        nccl_version=nccl_version,
+        topology=topology,
+    )
+
+
+_ALGOS = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls_tree", "nvls_tree": "nvls_tree"}
+_PROTOS = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+
+
+def _choice_list(text: str | None, option: str, valid: dict[str, str]) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n.lower() not in valid]
+    if unknown or not names:
+        raise CommsimError(
+            f"{option} {text!r}: unknown {', '.join(map(repr, unknown)) or 'empty list'}; "
+            f"valid: {', '.join(sorted(set(valid.values())))} (comma-separated)"
+        )
+    return tuple(dict.fromkeys(valid[n.lower()] for n in names))
 
 
 def calibrate(
@@ -62,17 +162,29 @@ def calibrate(
     output: Annotated[Path, typer.Option("-o", "--output", help="Write the calibrated topology YAML here.")],
     topology: LogTopology = None,
     nic: Nic = None,
-    collective: Annotated[str | None, typer.Option(help="Collective, if the logs do not name it.")] = None,
+    gpus: Gpus = None,
+    nodes: Nodes = None,
+    gpus_per_node: GpusPerNode = None,
+    nics_per_node: NicsPerNode = None,
+    gpu: Gpu = None,
+    p2p: P2p = None,
+    algo: Algo = None,
+    proto: Proto = None,
+    nccl_version: NcclVersion = None,
+    collective: Collective = None,
     fit_param: Annotated[
         list[str] | None, typer.Option("--fit", help="Fit only these parameters (repeatable).")
     ] = None,
 ) -> None:
     """Fit the NCCL model's physical parameters to logs and write a calibrated topology."""
     from commsim.calibrate.fit import fit
-    from commsim.calibrate.validate import validate_file
+    from commsim.calibrate.validate import validate_runs
 
     topo, _ = _machine(topology, None)
-    validations = [validate_file(p, topology=topo, nic=nic, collective=collective) for p in logs]
+    options = _options(topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version)
+    validations = [
+        v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
+    ]
     calibration = fit(validations, fit=fit_param)
     out.print(calibration.describe(), highlight=False)
     calibration.save(output, validations[0].inference.topology)
@@ -83,7 +195,8 @@ def _machine(topology: str | None, calibrated: Path | None) -> tuple[Topology | 
     """``(topology, NCCL parameters)`` of the logs' machine; None where they are to be inferred.
 
     A calibrated file (from ``commsim calibrate``) gives both, its parameters
-    from its ``nccl:`` mapping; a topology name or YAML path gives the topology.
+    from its ``nccl:`` mapping; a topology name, builder, YAML path or
+    ``nvidia-smi topo -m`` file gives the topology.
     """
     if calibrated is not None:
         from commsim.nccl import NcclParams
@@ -94,6 +207,11 @@ def _machine(topology: str | None, calibrated: Path | None) -> tuple[Topology | 
     if topology is not None:
         from commsim.topology import get_topology
 
+        path = Path(topology)
+        if path.suffix not in (".yaml", ".yml") and path.is_file():
+            from commsim.topology.nvsmi import load_topo_matrix
+
+            return load_topo_matrix(path), None
         return get_topology(topology), None
     return None, None
 
@@ -102,16 +220,20 @@ def _print_validation(report: Validation) -> None:
     """The validation report as text: machine, one row per size, summary and verdict."""
     from commsim.units import format_bandwidth, format_size, format_time
 
+    from rich.markup import escape
+
     data = report.to_json()
     machine = data["machine"]
     out.print(
-        f"[bold]{report.source}[/]: {report.collective}, {machine['gpus']} x {machine['gpu_model']}, "
-        f"{machine['nodes']} node(s)",
+        f"[bold]{escape(report.source)}[/]: {report.collective}, {machine['gpus']} x "
+        f"{escape(str(machine['gpu_model']))}, {machine['nodes']} node(s)",
         highlight=False,
     )
-    out.print(f"topology: {data['topology']['name']}", highlight=False)
-    for reason in machine["reasons"]:
-        out.print(f"  - {reason}", highlight=False)
+    out.print(f"machine modelled: {escape(data['topology']['description'])}", highlight=False)
+    out.print("what the run is, and how it is known:", highlight=False)
+    for fact in report.inference.facts.values():
+        mark = "[yellow]assumed[/]" if fact.assumed else "[green]known[/]  "
+        out.print(f"  {mark} {escape(fact.describe())}", highlight=False)
     table = Table()
     for column in (
         "size",
@@ -142,5 +264,5 @@ def _print_validation(report: Validation) -> None:
                 highlight=False,
             )
     for warning in data["warnings"]:
-        out.print(f"log warning: {warning}", highlight=False)
-    out.print(f"verdict: {data['verdict']}", highlight=False)
+        out.print(f"warning: {escape(warning)}", highlight=False)
+    out.print(f"verdict: {escape(data['verdict'])}", highlight=False)

@@ -25,7 +25,9 @@ class Collective(str, Enum):
     BROADCAST = "broadcast"
     REDUCE = "reduce"
     GATHER = "gather"
+    SCATTER = "scatter"
     ALL_TO_ALL = "all_to_all"
+    SEND_RECV = "send_recv"
 
     def __str__(self) -> str:
         return self.value
@@ -36,6 +38,7 @@ _ALIASES = {
     "reducescatter": Collective.REDUCE_SCATTER,
     "allgather": Collective.ALL_GATHER,
     "alltoall": Collective.ALL_TO_ALL,
+    "sendrecv": Collective.SEND_RECV,
 }
 
 
@@ -60,20 +63,21 @@ def get_collective(name: str | Collective) -> Collective:
 
 
 def needs_root(collective: Collective) -> bool:
-    """Whether the collective has a root rank (broadcast, reduce, gather)."""
-    return collective in (Collective.BROADCAST, Collective.REDUCE, Collective.GATHER)
+    """Whether the collective has a root rank (broadcast, reduce, gather, scatter)."""
+    return collective in (Collective.BROADCAST, Collective.REDUCE, Collective.GATHER, Collective.SCATTER)
 
 
 def busbw_factor(collective: Collective, ranks: int) -> float:
     """nccl-tests' factor from algorithm bandwidth to bus bandwidth.
 
     2(n-1)/n for all-reduce; (n-1)/n for reduce-scatter, all-gather,
-    all-to-all and gather; 1 for broadcast and reduce (SEED_FACTS.md section 6;
-    nccl-tests doc/PERFORMANCE.md).
+    all-to-all, gather and scatter; 1 for broadcast, reduce and send/recv (SEED_FACTS.md
+    section 6; nccl-tests doc/PERFORMANCE.md and ``src/sendrecv.cu``, whose ``getBw`` leaves
+    busbw = algbw).
     """
     n = ranks
     if collective is Collective.ALL_REDUCE:
         return 2 * (n - 1) / n
-    if collective in (Collective.BROADCAST, Collective.REDUCE):
+    if collective in (Collective.BROADCAST, Collective.REDUCE, Collective.SEND_RECV):
         return 1.0
     return (n - 1) / n

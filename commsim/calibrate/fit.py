@@ -112,6 +112,7 @@ class _Case:
     collective: Collective
     gpus_per_thread: int
     algorithms: tuple[str, ...] | None
+    protocols: tuple[str, ...] | None
     nbytes: tuple[int, ...]
     measured_s: np.ndarray
 
@@ -124,6 +125,7 @@ class _Case:
                     params,
                     self.gpus_per_thread,
                     self.algorithms,
+                    self.protocols,
                 ).chosen.time_s
                 for n in self.nbytes
             ]
@@ -175,10 +177,11 @@ def _case(
     return _Case(
         validation.source or f"log {index}",
         topo,
-        tuple(topo.gpus[: validation.log.n_ranks]),
+        inference.ranks,
         get_collective(validation.collective),
         inference.gpus_per_thread,
         inference.algorithms,
+        inference.protocols,
         tuple(r.nbytes for r in rows),
         np.array([r.measured_time_s for r in rows]),
     )

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from commsim.algorithms.base import Problem
-from commsim.calibrate.infer import Inference, infer_topology
-from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests
+from commsim.calibrate.inference import RunInference, RunOptions, infer_run
+from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests, load_nccl_tests_runs
 from commsim.collectives import Collective, busbw_factor, get_collective
 from commsim.errors import ParseError, TopologyError
 from commsim.nccl.model import predict
@@ -29,9 +29,10 @@ __all__ = [
     "error_summary",
     "validate_file",
     "validate_log",
+    "validate_runs",
 ]
 
-_MODELLED = frozenset(
+MODELLED = frozenset(
     {
         Collective.ALL_REDUCE,
         Collective.REDUCE_SCATTER,
@@ -103,7 +104,7 @@ class Validation:
 
     source: str
     log: NcclTestsLog
-    inference: Inference
+    inference: RunInference
     collective: str
     rows: list[Row]
     params: NcclParams = field(default_factory=NcclParams)
@@ -113,10 +114,22 @@ class Validation:
         return error_summary((r.nbytes, r.error) for r in self.rows)
 
     def verdict(self) -> str:
-        """Whether the measurement is what this machine should reach at large sizes."""
+        """Whether the measurement is what this machine should reach at large sizes.
+
+        Withheld ("cannot judge ...") when a fact the judgement rests on (the
+        board, the network, peer-to-peer ...) is only assumed: a wrong
+        assumption would blame the user's hardware for the tool's guess.
+        """
         large = [r for r in self.rows if r.nbytes >= BANDWIDTH_BOUND_BYTES] or self.rows[-3:]
         ratio = statistics.median(r.measured_busbw_Bps / r.predicted_busbw_Bps for r in large)
         overall = statistics.median(abs(r.error) for r in self.rows)
+        assumed = self.inference.assumed
+        if assumed:
+            names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
+            return (
+                f"cannot judge: the machine is partly assumed ({names}); measured busbw at large sizes is "
+                f"{ratio:.2f}x the model's for the assumed machine; give the options named to judge it"
+            )
         miss = (
             f"; the model misses this log by a median {overall:.0%} over all sizes, so treat the verdict "
             "with care (docs/validation.md says where the model is weak)"
@@ -126,7 +139,7 @@ class Validation:
         if ratio > 1.25:
             return (
                 f"{ratio:.1f}x faster than the model expects at large sizes: the model's figures for this "
-                "machine are too low (check the topology it used, or calibrate it with commsim calibrate)"
+                "machine are too low (check the machine it used, or calibrate it with commsim calibrate)"
                 + miss
             )
         if ratio >= 0.8:
@@ -145,16 +158,18 @@ class Validation:
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object."""
-        log, topo = self.log, self.inference.topology
+        log, topo, inference = self.log, self.inference.topology, self.inference
+        facts = inference.facts
         return {
+            "run": inference.to_json(),
             "machine": {
-                "gpu_model": log.gpu_model,
-                "gpus": log.n_ranks,
-                "nodes": log.nodes,
+                "gpu_model": facts["gpu"].value if "gpu" in facts else log.gpu_model,
+                "gpus": len(inference.ranks),
+                "nodes": facts["nodes"].value,
                 "hosts": log.hosts,
-                "nccl_version": log.nccl_version,
-                "gpus_per_thread": self.inference.gpus_per_thread,
-                "reasons": self.inference.reasons,
+                "nccl_version": inference.nccl_version,
+                "gpus_per_thread": inference.gpus_per_thread,
+                "reasons": inference.reasons,
             },
             "topology": {
                 "name": topo.name,
@@ -162,8 +177,8 @@ class Validation:
                 "peer_to_peer": topo.peer_to_peer,
             },
             "collective": self.collective,
-            "ranks": log.n_ranks,
-            "nodes": log.nodes,
+            "ranks": len(inference.ranks),
+            "nodes": facts["nodes"].value,
             "rows": [
                 {
                     "nbytes": r.nbytes,
@@ -177,7 +192,7 @@ class Validation:
                 for r in self.rows
             ],
             "summary": self.summary(),
-            "warnings": list(self.log.warnings),
+            "warnings": list(self.log.warnings) + list(inference.warnings),
             "verdict": self.verdict(),
         }
 
@@ -191,39 +206,46 @@ def validate_log(
     log: NcclTestsLog,
     raw: str,
     *,
+    options: RunOptions | None = None,
     topology: Topology | None = None,
     nic: str | None = None,
     params: NcclParams | None = None,
     collective: str | None = None,
 ) -> Validation:
-    """Predict every size of ``log`` with the NCCL model and compare."""
-    if collective and log.collective and get_collective(collective) != get_collective(log.collective):
-        raise ParseError(
-            f"the log measured {log.collective}, not {collective}; --collective is only for logs that "
-            "do not name theirs",
-            log.source,
-        )
-    name = collective or log.collective
-    if name is None:
-        raise ParseError("the log does not say which collective it measured; give --collective", log.source)
-    coll = get_collective(name)
-    if coll not in _MODELLED:
-        raise ParseError(
-            f"the NCCL model does not cover {coll} yet; it covers "
-            f"{', '.join(sorted(c.value for c in _MODELLED))}",
-            log.source,
-        )
-    text = _raw_tool_text(raw)
-    inference = infer_topology(log, text, topology, nic)
+    """Predict every size of ``log`` with the NCCL model and compare.
+
+    Parameters
+    ----------
+    log : NcclTestsLog
+        One parsed run.
+    raw : str
+        The log's text (for matrices and settings it may hold).
+    options : RunOptions, optional
+        What the user says about the run; wins over the log.
+    topology, nic : optional
+        Shorthands for ``options.topology`` and ``options.nic``.
+    params : NcclParams, optional
+        The model's parameters (the datasheet defaults when None).
+    collective : str, optional
+        For logs that do not name their collective.
+
+    Raises
+    ------
+    ParseError
+        When the collective is unknown, not modelled, or a needed fact is
+        missing (:class:`~commsim.calibrate.inference.InferenceError`
+        names the option that supplies it).
+    """
+    coll = _collective(log, collective)
+    options = options or RunOptions()
+    if topology is not None or nic is not None:
+        options = replace(options, topology=topology or options.topology, nic=nic or options.nic)
+    inference = infer_run(log, _raw_tool_text(raw), options)
     params = params or NcclParams()
-    topo = inference.topology
-    if len(topo.gpus) < log.n_ranks:
-        raise TopologyError(
-            f"topology {topo.name!r} has {len(topo.gpus)} GPUs but the log has {log.n_ranks} ranks; "
-            "give a topology (or a cluster) with at least as many GPUs"
-        )
-    ranks = tuple(topo.gpus[: log.n_ranks])
-    factor = busbw_factor(coll, len(ranks))
+    topo, ranks = inference.topology, inference.ranks
+    if len(ranks) < 1:
+        raise TopologyError(f"machine {topo.name!r} holds none of the run's ranks")
+    factor = busbw_factor(coll, len(ranks)) if len(ranks) > 1 else 1.0
     rows = []
     for row in log.rows:
         if row.nbytes <= 0:
@@ -233,6 +255,7 @@ def validate_log(
             params,
             inference.gpus_per_thread,
             inference.algorithms,
+            inference.protocols,
         ).chosen
         rows.append(
             Row(
@@ -245,7 +268,29 @@ def validate_log(
                 guess.protocol,
             )
         )
+    if not rows:
+        raise ParseError("the log has no row with a size above 0 bytes to compare", log.source)
     return Validation(log.source or "<log>", log, inference, coll.value, rows, params)
+
+
+def _collective(log: NcclTestsLog, collective: str | None) -> Collective:
+    if collective and log.collective and get_collective(collective) != get_collective(log.collective):
+        raise ParseError(
+            f"the log measured {log.collective}, not {collective}; --collective is only for logs that "
+            "do not name theirs",
+            log.source,
+        )
+    name = collective or log.collective
+    if name is None:
+        raise ParseError("the log does not say which collective it measured; give --collective", log.source)
+    coll = get_collective(name)
+    if coll not in MODELLED:
+        raise ParseError(
+            f"the NCCL model does not cover {coll} yet; it covers "
+            f"{', '.join(sorted(c.value for c in MODELLED))}",
+            log.source,
+        )
+    return coll
 
 
 def _collective_from_name(name: str) -> str | None:
@@ -256,6 +301,7 @@ def _collective_from_name(name: str) -> str | None:
         "all_gather",
         "all_to_all",
         "alltoall",
+        "sendrecv",
         "broadcast",
         "reduce",
     ):
@@ -264,13 +310,46 @@ def _collective_from_name(name: str) -> str | None:
     return None
 
 
+def validate_runs(
+    path: str | Path, *, collective: str | None = None, n_ranks: int | None = None, **kwargs: Any
+) -> list[Validation]:
+    """Validate every run of an nccl-tests log file (scripts often write several into one).
+
+    Keyword arguments are those of :func:`validate_log`; ``n_ranks`` is
+    passed to the parser for logs that do not show their rank count.
+    """
+    raw = _read(path)
+    logs = load_nccl_tests_runs(path, n_ranks=n_ranks)
+    out = []
+    for log in logs:
+        if log.collective is None:  # only then may --collective (or the file name) say what it measured
+            name = collective or _collective_from_name(Path(path).name)
+            if name is not None:
+                log = replace(log, collective=get_collective(name).value)
+        out.append(validate_log(log, raw, collective=collective, **kwargs))
+    return out
+
+
 def validate_file(path: str | Path, **kwargs: Any) -> Validation:
-    """Load an nccl-tests log and validate the model against it."""
+    """Load an nccl-tests log of one run and validate the model against it.
+
+    Raises
+    ------
+    ParseError
+        If the file holds several runs (use :func:`validate_runs`).
+    """
     collective = kwargs.pop("collective", None)
-    log = load_nccl_tests(path)
-    if log.collective is None:  # only then may --collective (or the file name) say what it measured
+    n_ranks = kwargs.pop("n_ranks", None)
+    log = load_nccl_tests(path, n_ranks=n_ranks)
+    if log.collective is None:
         collective = collective or _collective_from_name(Path(path).name)
         if collective is not None:
-            log = load_nccl_tests(path, collective=collective)
-    raw = Path(path).read_text(encoding="utf-8", errors="replace")
-    return validate_log(log, raw, collective=collective, **kwargs)
+            log = load_nccl_tests(path, collective=collective, n_ranks=n_ranks)
+    return validate_log(log, _read(path), collective=collective, **kwargs)
+
+
+def _read(path: str | Path) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ParseError(f"cannot read nccl-tests log: {exc.strerror}", source=str(path)) from None

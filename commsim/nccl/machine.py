@@ -50,7 +50,7 @@ class NcclMachine:
     per_node : int
         Ranks per box (the same in every box).
     transport : str
-        Between GPUs of one box: ``"nvlink"``, ``"nvswitch"``, ``"pcie"``,
+        Between GPUs of one box: ``"nvlink"`` (direct NVLink or xGMI links), ``"nvswitch"``, ``"pcie"``,
         ``"shm"`` (through host memory), or ``"none"`` with one GPU per box.
     arch : str
         GPU generation (see :data:`GPU_ARCHS`).
@@ -85,12 +85,16 @@ class NcclMachine:
         return text
 
 
+GPU_FABRICS = ("nvlink", "xgmi")
+"""Link families of GPU-to-GPU fabrics (NVLink, AMD Infinity Fabric): NCCL/RCCL's P2P over them."""
+
+
 def _transport(topology: Topology, box_ranks: list[str]) -> str:
     if len(box_ranks) < 2:
         return "none"
     members = set(box_ranks)
     for link in topology.links:
-        if link.family != "nvlink" or link.src not in members:
+        if link.family not in GPU_FABRICS or link.src not in members:
             continue
         if link.dst in members:
             return "nvlink"
@@ -99,14 +103,25 @@ def _transport(topology: Topology, box_ranks: list[str]) -> str:
     return "pcie" if topology.peer_to_peer else "shm"
 
 
-def _network(topology: Topology, box: int) -> tuple[float, str | None]:
-    total, family = 0.0, None
+def _network(topology: Topology, box: int, box_ranks: list[str]) -> tuple[float, str | None]:
+    """Network bandwidth of the NICs the box's ranks use, and the network family.
+
+    NCCL gives each GPU the NIC(s) closest to it, so only NICs that serve a
+    rank of the box count (a run with one GPU per host uses one of its eight
+    NICs); NICs that serve no particular GPU count when no NIC serves a rank.
+    """
+    members = set(box_ranks)
+    by_nic: dict[str, tuple[float, str]] = {}
     for link in topology.links:
         device = topology.device(link.src)
         if device.kind == "nic" and device.box == box and link.family in ("infiniband", "ethernet"):
-            total += link.bandwidth_Bps
-            family = link.family
-    return total, family
+            bandwidth, _ = by_nic.get(device.name, (0.0, link.family))
+            by_nic[device.name] = (bandwidth + link.bandwidth_Bps, link.family)
+    serving = [n for n in by_nic if members & set(topology.device(n).serves)]
+    unassigned = [n for n in by_nic if not topology.device(n).serves]
+    chosen = serving or unassigned or list(by_nic)
+    family = by_nic[chosen[0]][1] if chosen else None
+    return sum(by_nic[n][0] for n in chosen), family
 
 
 def analyse(topology: Topology, ranks: tuple[str, ...]) -> NcclMachine:
@@ -118,5 +133,5 @@ def analyse(topology: Topology, ranks: tuple[str, ...]) -> NcclMachine:
     transport = _transport(topology, first)
     arch = gpu_arch(topology.device(first[0]).model)
     nvls = transport == "nvswitch" and arch in ("hopper", "blackwell")
-    nic_Bps, family = _network(topology, min(boxes)) if len(boxes) > 1 else (0.0, None)
+    nic_Bps, family = _network(topology, min(boxes), first) if len(boxes) > 1 else (0.0, None)
     return NcclMachine(len(boxes), len(first), transport, arch, nvls, nic_Bps, family)

@@ -35,6 +35,7 @@ from commsim.nccl.constants import (
     BASE_LATENCY_s,
     HOP_LATENCY_s,
 )
+from commsim.nccl.channels import ring_packing_busbw
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.params import NcclParams
 from commsim.schedule import Schedule, ScheduleBuilder
@@ -158,6 +159,10 @@ def _replayed_busbw(
     if transport == "shm":
         factors["pcie"] = params.shm_efficiency
     effective = topology.scaled(factors, latency_s=0.0)
+    if transport == "nvlink":
+        packed = ring_packing_busbw(effective, ranks)
+        if packed is not None:
+            return packed
     nbytes = _REFERENCE_BYTES_PER_RANK * len(ranks)
     time_s = replay(_ring_schedule(effective, ranks, transport, nbytes, chain), effective).makespan_s
     n = len(ranks)
@@ -181,6 +186,9 @@ def _net_route_latency(topology: Topology, machine: NcclMachine, ranks: tuple[st
 
 
 def _steps(collective: Collective, n: int) -> int:
+    """Ring steps of one call (at least 1: a one-rank call still takes a step)."""
+    if n < 2:
+        return 1
     if collective is Collective.ALL_REDUCE:
         return 2 * (n - 1)
     if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
@@ -240,6 +248,61 @@ def _nvls_candidates(
     return [("nvls_tree", "Simple", latency, min(port, net_Bps))]
 
 
+P2P_COLLECTIVES = frozenset(
+    {Collective.ALL_TO_ALL, Collective.GATHER, Collective.SCATTER, Collective.SEND_RECV}
+)
+"""Collectives NCCL runs as grouped point-to-point sends (``ncclSend``/``ncclRecv``), not as rings or trees."""
+
+
+def _one_rank_candidates(problem: Problem, params: NcclParams) -> list[tuple[str, str, float, float]]:
+    """One rank: NCCL copies the send buffer into the receive buffer on the GPU (out of place).
+
+    The time is a fixed cost (``params.one_rank_s``) plus the bytes over the
+    GPU's device-to-device copy rate (``params.local_copy_Bps``).
+    """
+    memory_Bps = _memory_Bps(problem.topology.device(problem.ranks[0]).model)
+    return [("local_copy", "Simple", params.one_rank_s, params.local_copy_efficiency * memory_Bps)]
+
+
+def _memory_Bps(model: str | None) -> float:
+    """The GPU's memory bandwidth from the catalogue (the H100 SXM's 3.35 TB/s when unknown)."""
+    from commsim.hardware import find_gpu
+
+    spec = find_gpu(model).spec if model else None
+    value = getattr(spec, "memory_Bps", None) if spec is not None else None
+    return float(value) if value else 3.35e12
+
+
+def _p2p_candidates(
+    problem: Problem, m: NcclMachine, busbw: float, net_Bps: float, net_lat: float, params: NcclParams
+) -> list[tuple[str, str, float, float]]:
+    """Grouped sends: every rank's traffic to its peers at once, limited by its fabric and its node's NICs.
+
+    nccl-tests' sizes: all-to-all sends ``size / n`` to each of the ``n``
+    ranks; gather and scatter move ``size / n`` between the root and each
+    rank; send/recv sends the whole ``size`` to the next rank. Inside a box
+    a rank injects at the ring bus bandwidth (its share of the fabric, as a
+    ring measures it); across boxes a node's ranks share its NICs. The
+    returned "algorithm bandwidth" is ``size / transfer time``.
+    """
+    n, per_node, nodes = problem.n, m.per_node, m.nodes
+    coll = problem.collective
+    if coll is Collective.SEND_RECV:
+        intra_bytes, node_bytes = (1.0 if per_node > 1 else 0.0), (1.0 if nodes > 1 else 0.0)
+        node_bytes /= max(per_node, 1)  # one rank of each node sends across; its share of the NICs
+    elif coll is Collective.ALL_TO_ALL:
+        intra_bytes, node_bytes = (per_node - 1) / n, per_node * (n - per_node) / n
+    else:  # gather / scatter: the root's link carries (n-1)/n of the buffer
+        intra_bytes, node_bytes = (per_node - 1) / n, (n - per_node) / n
+    seconds_per_byte = max(
+        intra_bytes / busbw if intra_bytes and math.isfinite(busbw) else 0.0,
+        node_bytes / net_Bps if node_bytes and math.isfinite(net_Bps) and net_Bps > 0 else 0.0,
+    )
+    hop = HOP_LATENCY_s["net" if nodes > 1 else m.intra_hop]["ring"]["Simple"] + net_lat
+    latency = BASE_LATENCY_s["ring"]["Simple"] + hop
+    return [("p2p", "Simple", latency, 1.0 / seconds_per_byte if seconds_per_byte else math.inf)]
+
+
 def bus_bandwidths(problem: Problem, params: NcclParams) -> tuple[NcclMachine, float, float]:
     """(machine, ring bus bandwidth, network bandwidth per box) at NCCL efficiencies."""
     m = analyse(problem.topology, problem.ranks)
@@ -278,12 +341,17 @@ def predict(
     params = params or NcclParams()
     m, busbw, net_Bps = bus_bandwidths(problem, params)
     net_lat = _net_route_latency(problem.topology, m, problem.ranks)
-    raw = _ring_candidates(problem, m, busbw, net_lat, params)
-    if problem.collective is Collective.ALL_REDUCE:
+    if problem.n == 1:
+        raw = _one_rank_candidates(problem, params)
+    elif problem.collective in P2P_COLLECTIVES:
+        raw = _p2p_candidates(problem, m, busbw, net_Bps, net_lat, params)
+    else:
+        raw = _ring_candidates(problem, m, busbw, net_lat, params)
+    if problem.collective is Collective.ALL_REDUCE and problem.n > 1:
         raw += _tree_candidates(problem, m, busbw, net_lat, params)
         if m.nvls:
             raw += _nvls_candidates(problem, m, net_Bps, net_lat, params)
-    launch = params.launch_s * gpus_per_thread
+    launch = params.launch_s * gpus_per_thread if problem.n > 1 else 0.0  # one_rank_s is the whole cost
     candidates = [
         Candidate(a, p, lat, bw, launch + params.latency_scale * lat + problem.nbytes / bw)
         for a, p, lat, bw in raw

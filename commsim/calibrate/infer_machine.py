@@ -1,0 +1,204 @@
+"""The machine behind a log: the GPU (catalogue), the board it sits on, and one host's topology.
+
+The GPU comes from ``--gpu`` or the device list, looked up in the catalogue
+(:mod:`commsim.hardware`). The board is the machine class the GPU ships on
+that holds the run's GPUs per host (:data:`HOST_GPUS`): an 8-GPU NVSwitch
+baseboard, a 4-GPU NVLink mesh, a DGX-1 cube mesh, a GB200/GB300 NVL72
+rack, an AMD 8-GPU xGMI mesh, NVLink-bridged PCIe pairs or a plain PCIe
+server. When the GPU ships on several boards that could hold the run, the
+choice is an assumption and the report says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from commsim.calibrate.evidence import Evidence, Fact
+from commsim.calibrate.infer_layout import InferenceError, given
+from commsim.calibrate.parser import NcclTestsLog
+from commsim.topology.model import Topology
+
+__all__ = ["HOST_GPUS", "Board", "board_for", "build_box", "infer_gpu"]
+
+HOST_GPUS: dict[str, int] = {
+    "nvswitch8": 8,
+    "nvlink_mesh4": 4,
+    "dgx1_cube": 8,
+    "nvl72": 4,
+    "nvl_superchip": 1,
+    "xgmi8": 8,
+}
+"""GPUs per host of each fixed board class (``nvl72``: a compute tray; the NVLink domain is the rack)."""
+
+NVL72_DOMAIN = 72
+"""GPUs in one GB200/GB300 NVL72 NVLink domain (18 compute trays x 4)."""
+
+_FLEXIBLE = ("bridged_pairs", "pcie")
+"""Board classes of any size."""
+
+
+def _board_class(board: Any) -> str:
+    for attribute in ("cls", "kind", "name", "board", "machine_class"):
+        value = getattr(board, attribute, None)
+        if isinstance(value, str):
+            return value
+    raise TypeError(f"catalogue board {board!r} has no class name")
+
+
+def _classes(spec: Any) -> list[str]:
+    return [_board_class(b) for b in getattr(spec, "boards", ())]
+
+
+def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[Any, Fact]:
+    """The GPU's catalogue entry and how it is known.
+
+    Raises
+    ------
+    InferenceError
+        If the log names no GPU, only a generic one, or one the catalogue
+        lacks, and ``--gpu`` does not say.
+    """
+    from commsim.hardware import find_gpu, find_gpu_in_text
+
+    if option is not None:
+        match = find_gpu(option)
+        if match.spec is None:
+            raise InferenceError(f"--gpu {option!r}: {match.why}; `commsim gpus` lists the catalogue")
+        return match.spec, given("gpu", match.spec.name, "--gpu", match.why)
+    printed = log.gpu_model
+    if printed is None:
+        raise InferenceError(
+            "the log does not say which GPU ran (it has no '# Rank .. device ..' line); "
+            "give --gpu MODEL (e.g. --gpu 'H100 SXM') or --topology",
+            log.source,
+        )
+    device = next(d for d in log.devices if d.model == printed)
+    seen = Evidence.at(printed, f"device list (rank {device.rank})", getattr(device, "line", None), None)
+    match = find_gpu(printed, getattr(device, "pci_id", None))
+    if match.spec is not None and not match.generic:
+        return match.spec, Fact("gpu", match.spec.name, (seen,), option="--gpu", note=match.why)
+    if match.generic:
+        hinted = find_gpu_in_text(" ".join([*log.hosts, log.command or ""]))
+        if hinted is not None:
+            note = (
+                f"the driver prints the generic name {printed!r}; the host name or command names "
+                f"{hinted.name} (weak evidence)"
+            )
+            return hinted, Fact("gpu", hinted.name, (seen, Evidence(hinted.key, "host name or command")),
+                                option="--gpu", note=note)
+        raise InferenceError(
+            f"the log names its GPUs only as {printed!r} (a driver older than the GPU prints this); "
+            "give --gpu MODEL",
+            log.source,
+        )
+    raise InferenceError(
+        f"GPU {printed!r} is not in the catalogue ({match.why}); give --gpu with a catalogue name "
+        "(`commsim gpus` lists them) or --topology",
+        log.source,
+    )
+
+
+def host_gpus(spec: Any) -> int | None:
+    """GPUs per host of the board this GPU usually ships on (None for PCIe cards)."""
+    for cls in _classes(spec):
+        if cls in HOST_GPUS:
+            return HOST_GPUS[cls]
+    return None
+
+
+@dataclass(frozen=True)
+class Board:
+    """The board chosen for one host: its class, its GPU count, and the fact."""
+
+    cls: str
+    gpus: int
+    fact: Fact
+
+
+def board_for(spec: Any, per_node: int, devices: tuple[tuple[int, ...], ...] | None) -> Board:
+    """The machine class that holds ``per_node`` GPUs of this kind, and whether that is assumed.
+
+    Raises
+    ------
+    InferenceError
+        If no board this GPU ships on holds that many GPUs per host.
+    """
+    classes = _classes(spec) or ["pcie"]
+    highest = max((max(d) for d in devices or () if d), default=-1) + 1
+    need = max(per_node, highest)
+    if "nvl72" in classes and per_node <= HOST_GPUS["nvl72"]:
+        note = f"{spec.name} comes in NVL72 racks: 18 trays of 4 GPUs on one NVLink domain"
+        return Board("nvl72", NVL72_DOMAIN, Fact("board", "nvl72", (), option="--topology", note=note))
+    fixed = [(c, HOST_GPUS[c]) for c in classes if c in HOST_GPUS]
+    fits = [(c, g) for c, g in fixed if g >= need]
+    flexible = [c for c in classes if c in _FLEXIBLE]
+    if fits:
+        exact = [(c, g) for c, g in fits if g == need]
+        cls, gpus = exact[0] if exact else fits[0]
+        others = [c for c, _ in fits if c != cls] + flexible
+        assumed = bool(others) or gpus != per_node
+        note = f"{spec.name} ships on {', '.join(classes)}; {per_node} GPU(s) per host"
+        if gpus != per_node:
+            note += f" used of the board's {gpus}"
+        if others:
+            note += f"; it could also be {', '.join(others)}"
+        return Board(cls, gpus, Fact("board", cls, (), assumed=assumed, option="--topology", note=note))
+    if flexible:
+        cls = flexible[0]
+        note = f"{spec.name} is a {getattr(spec, 'form', 'PCIe')} card: a {cls} server of {need} GPU(s)"
+        return Board(cls, need, Fact("board", cls, (), assumed=len(flexible) > 1, option="--topology", note=note))
+    raise InferenceError(
+        f"{per_node} GPUs per host, but {spec.name} ships on boards of at most "
+        f"{max(g for _, g in fixed)} GPUs ({', '.join(classes)}); give --gpus-per-node or --topology"
+    )
+
+
+def build_box(spec: Any, board: Board, p2p: bool, nics: int, nic: str | None) -> Topology:
+    """One host (or, for NVL72, one rack) of the board class, with ``nics`` NICs of kind ``nic``."""
+    from commsim.topology import machines
+    from commsim.topology.resolve import get_topology
+
+    fabric = {
+        "fabric": spec.fabric,
+        "links": spec.fabric_links,
+        "link_bandwidth": spec.fabric_link_Bps,
+    }
+    network: dict[str, Any] = {"nics": nics, "nic": nic} if nic else {"nics": 0}
+    model = spec.name
+    if board.cls == "nvswitch8":
+        return machines.nvswitch_box(gpus=8, pcie=spec.pcie, gpu_model=model, **fabric, **network)
+    if board.cls == "nvlink_mesh4":
+        return machines.nvlink_mesh_box(gpus=4, pcie=spec.pcie, gpu_model=model, **fabric, **network)
+    if board.cls == "xgmi8":
+        return machines.xgmi_box(
+            gpus=8, link_bandwidth=spec.fabric_link_Bps, pcie=spec.pcie, gpu_model=model, **network
+        )
+    if board.cls == "nvl72":
+        per_tray = max(1, nics // HOST_GPUS["nvl72"]) if nic else 0
+        return machines.nvl72_rack(
+            gpus=NVL72_DOMAIN,
+            fabric=spec.fabric,
+            links=spec.fabric_links,
+            nics_per_tray=per_tray,
+            nic=nic or "ib_ndr",
+            gpu_model=model,
+        )
+    if board.cls == "dgx1_cube":
+        return get_topology("dgx1_v100" if spec.arch == "volta" else "dgx1_p100")
+    if board.cls == "bridged_pairs" and getattr(spec, "bridge", None) is not None:
+        bridge = spec.bridge
+        return machines.bridged_pairs_box(
+            gpus=board.gpus,
+            fabric=bridge.fabric,
+            links=bridge.links,
+            link_bandwidth=bridge.link_Bps,
+            pcie=spec.pcie,
+            p2p=p2p,
+            gpu_model=model,
+            **network,
+        )
+    sockets = 1 if board.gpus <= 4 else 2
+    return machines.pcie_box(
+        gpus=board.gpus, pcie=spec.pcie, sockets=sockets, p2p=p2p, gpu_model=model, **network
+    )

@@ -1,0 +1,248 @@
+"""Settings of a run: the network, peer-to-peer, NCCL version and forced choices, with evidence.
+
+Each comes from an option, else from what the log printed (NCCL INFO lines,
+environment dumps, command lines: see :mod:`commsim.calibrate.settings`),
+else from a stated default that the report marks as assumed.
+
+Network defaults by transport and GPU generation (assumed, override with
+``--nic`` and ``--nics-per-node``): InfiniBand EDR for Pascal/Volta, HDR for
+Ampere, NDR for Hopper and Blackwell, XDR for Blackwell Ultra, one NIC per
+GPU on NVLink boards (NVIDIA DGX reference designs); AWS EFA one 100 Gb/s
+NIC on p3dn (Volta), four on p4d (Ampere), 32 on p5 (Hopper) (AWS instance
+pages); GCP TCPXO 8 x 200 Gb/s (a3-megagpu-8g), TCPX 4 x 200 Gb/s
+(a3-highgpu-8g); TCP sockets one NIC of unknown speed (100 Gb/s assumed).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from commsim.calibrate.evidence import Evidence, Fact
+from commsim.calibrate.infer_layout import InferenceError, given
+
+__all__ = [
+    "forced_choices",
+    "infer_network",
+    "infer_nics",
+    "infer_p2p",
+    "infer_version",
+    "setting",
+]
+
+_IB_BY_ARCH = {
+    "pascal": "ib_edr",
+    "volta": "ib_edr",
+    "turing": "ib_edr",
+    "ampere": "ib_hdr",
+    "ada": "ib_ndr",
+    "hopper": "ib_ndr",
+    "blackwell": "ib_ndr",
+    "blackwell_ultra": "ib_xdr",
+    "cdna2": "ib_hdr",
+    "cdna3": "ib_ndr",
+    "cdna4": "ib_ndr",
+}
+_ROCE_BY_ARCH = {"pascal": "roce_100g", "volta": "roce_100g", "turing": "roce_100g", "ampere": "roce_200g"}
+_EFA_BY_ARCH = {"pascal": ("efa_v1", 1), "volta": ("efa_v1", 1), "ampere": ("efa_v2", 4), "hopper": ("efa_v2", 32)}
+_FIXED = {"tcpxo": ("tcpxo_200g", 8), "tcpx": ("tcpx_200g", 4), "socket": ("tcp_100g", 1)}
+
+
+def setting(settings: Any, name: str) -> Evidence | None:
+    """The log's evidence for one forced ``NCCL_*`` variable, or None."""
+    env = getattr(settings, "env", None) or {}
+    return env.get(name)
+
+
+def _value(evidence: Evidence | None) -> str | None:
+    return None if evidence is None else str(evidence.value).strip()
+
+
+def _transport_from_env(settings: Any) -> Evidence | None:
+    ib_disable, net = setting(settings, "NCCL_IB_DISABLE"), setting(settings, "NCCL_NET")
+    if _value(ib_disable) == "1":
+        return Evidence("socket", f"NCCL_IB_DISABLE=1 ({ib_disable.describe()})")  # type: ignore[union-attr]
+    if net is not None and _value(net):
+        name = (_value(net) or "").lower()
+        for key, transport in (("socket", "socket"), ("ib", "ib"), ("ofi", "efa"), ("libfabric", "efa")):
+            if key in name:
+                return Evidence(transport, f"NCCL_NET={_value(net)}", net.line, net.text)
+    return None
+
+
+def _kind_for(transport: str, arch: str) -> tuple[str, int | None]:
+    """Default (link kind, NICs per host; None: one per GPU) of a transport on a GPU generation."""
+    if transport == "ib":
+        return _IB_BY_ARCH.get(arch, "ib_ndr"), None
+    if transport == "roce":
+        return _ROCE_BY_ARCH.get(arch, "roce_400g"), None
+    if transport == "efa":
+        return _EFA_BY_ARCH.get(arch, ("efa_v2", 32))
+    if transport == "slingshot":
+        return "slingshot_200g", 4
+    return _FIXED.get(transport, ("tcp_100g", 1))
+
+
+def infer_network(
+    settings: Any, option_nic: str | None, arch: str, nvlink_board: bool
+) -> tuple[Fact, int | None]:
+    """The network link kind between hosts, and the transport's usual NICs per host (None: one per GPU).
+
+    Raises
+    ------
+    InferenceError
+        If ``--nic`` names no network link kind.
+    """
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    if option_nic is not None:
+        kind = LINK_KINDS.get(option_nic)
+        if kind is None or kind.family not in ("infiniband", "ethernet"):
+            valid = sorted(k for k, v in LINK_KINDS.items() if v.family in ("infiniband", "ethernet"))
+            raise InferenceError(f"--nic {option_nic!r} is no network link kind; valid: {', '.join(valid)}")
+        return given("network", option_nic, "--nic"), None
+    seen = _transport_from_env(settings) or getattr(settings, "network", None)
+    if seen is not None:
+        transport = str(seen.value)
+        kind, per_host = _kind_for(transport, arch)
+        note = f"the log shows {transport}; its speed is not printed: {kind} assumed for {arch} GPUs"
+        return Fact("network", kind, (seen,), assumed=True, option="--nic", note=note), per_host
+    transport = "ib" if nvlink_board else "socket"
+    kind, per_host = _kind_for(transport, arch)
+    note = f"the log names no network; {kind} assumed ({'InfiniBand' if transport == 'ib' else 'TCP'})"
+    return Fact("network", kind, (), assumed=True, option="--nic", note=note), per_host
+
+
+def infer_nics(settings: Any, option: int | None, per_host_default: int | None, host_gpus: int) -> Fact:
+    """NICs per host that join the network."""
+    if option is not None:
+        if option < 1:
+            raise InferenceError(f"--nics-per-node must be at least 1, not {option}")
+        return given("nics_per_node", option, "--nics-per-node")
+    listed = getattr(settings, "nics", None)
+    if listed is not None:
+        return Fact("nics_per_node", int(listed.value), (listed,), option="--nics-per-node",
+                    note="the NICs NCCL lists on a host")
+    value = per_host_default if per_host_default is not None else host_gpus
+    note = f"{value} per host assumed ({'the transport' if per_host_default else 'one per GPU'})"
+    return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
+
+
+def infer_p2p(settings: Any, option: bool | None, raw: str, spec: Any, has_fabric: bool) -> Fact:
+    """Whether GPUs of a host reach each other's memory over PCIe (NCCL's P2P transport)."""
+    from commsim.topology.nvsmi_parse import find_p2p_status
+
+    if option is not None:
+        return given("p2p", option, "--p2p/--no-p2p")
+    disabled = setting(settings, "NCCL_P2P_DISABLE")
+    if _value(disabled) == "1":
+        assert disabled is not None
+        return Fact("p2p", False, (disabled,), option="--p2p/--no-p2p", note="NCCL_P2P_DISABLE=1 forces it off")
+    status = find_p2p_status(raw)
+    if status is not None:
+        return Fact("p2p", status, (Evidence(status, "nvidia-smi topo -p2p matrix in the log"),),
+                    option="--p2p/--no-p2p")
+    default = bool(getattr(spec, "p2p_default", True)) if spec is not None else True
+    if has_fabric:
+        return Fact("p2p", True, (), note="GPUs of a host talk over their NVLink/xGMI fabric")
+    note = f"{getattr(spec, 'name', 'this GPU')} with a stock driver: peer-to-peer {'on' if default else 'off'}"
+    return Fact("p2p", default, (), assumed=True, option="--p2p/--no-p2p", note=note)
+
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def infer_version(settings: Any, option: str | None, log_version: str | None) -> Fact:
+    """The NCCL version the prediction follows."""
+    if option is not None:
+        if not _VERSION.match(option):
+            raise InferenceError(f"--nccl-version {option!r} should look like 2.21 or 2.26.2")
+        return given("nccl_version", option, "--nccl-version")
+    seen = getattr(settings, "version", None)
+    if seen is not None:
+        return Fact("nccl_version", str(seen.value), (seen,), option="--nccl-version")
+    if log_version:
+        return Fact("nccl_version", log_version, (Evidence(log_version, "NCCL version line"),),
+                    option="--nccl-version")
+    return Fact("nccl_version", None, (), assumed=True, option="--nccl-version",
+                note="the log does not print it; the newest modelled version is used")
+
+
+_ALGO_NAMES = {
+    "ring": "ring",
+    "tree": "tree",
+    "nvls": "nvls",
+    "nvlstree": "nvls_tree",
+    "collnetdirect": "collnet_direct",
+    "collnetchain": "collnet_chain",
+    "collnet": "collnet_direct",
+    "pat": "pat",
+}
+_PROTO_NAMES = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+
+
+def _names(value: str, table: dict[str, str]) -> tuple[set[str], bool]:
+    """Names listed in an NCCL_ALGO / NCCL_PROTO value, and whether the list excludes (``^``)."""
+    text = value.strip()
+    if ";" in text or ":" in text:  # per-collective form "allreduce:tree,ring;..."; take the all-reduce part
+        parts = dict(p.split(":", 1) for p in text.split(";") if ":" in p)
+        text = parts.get("allreduce", text.split(":", 1)[-1])
+    exclude = text.startswith("^")
+    names = {table[t.strip().lower()] for t in text.lstrip("^").split(",") if t.strip().lower() in table}
+    return names, exclude
+
+
+def forced_choices(
+    settings: Any, options_algorithms: tuple[str, ...] | None, options_protocols: tuple[str, ...] | None
+) -> tuple[dict[str, Fact], tuple[str, ...] | None, tuple[str, ...] | None, list[str]]:
+    """Forced algorithms and protocols: options, else NCCL_ALGO / NCCL_PROTO / NCCL_TREE_THRESHOLD / NVLS."""
+    facts: dict[str, Fact] = {}
+    excluded: set[str] = set()
+    algorithms = options_algorithms
+    if algorithms is not None:
+        facts["algorithms"] = given("algorithms", list(algorithms), "--algo")
+    else:
+        algo = setting(settings, "NCCL_ALGO")
+        threshold = setting(settings, "NCCL_TREE_THRESHOLD")
+        if algo is not None:
+            names, exclude = _names(str(algo.value), _ALGO_NAMES)
+            if exclude:
+                excluded |= names
+            elif names:
+                algorithms = tuple(sorted(names))
+            facts["algorithms"] = Fact("algorithms", str(algo.value), (algo,), option="--algo",
+                                       note="NCCL_ALGO restricts NCCL's choice")
+        elif _value(threshold) == "0":
+            assert threshold is not None
+            algorithms = ("ring",)
+            facts["algorithms"] = Fact("algorithms", ["ring"], (threshold,), option="--algo",
+                                       note="NCCL_TREE_THRESHOLD=0: ring only (NCCL before 2.13)")
+    nvls = setting(settings, "NCCL_NVLS_ENABLE")
+    if _value(nvls) == "0":
+        assert nvls is not None
+        excluded |= {"nvls", "nvls_tree"}
+        facts["nvls"] = Fact("nvls", False, (nvls,), note="NCCL_NVLS_ENABLE=0")
+    protocols = options_protocols
+    if protocols is not None:
+        facts["protocols"] = given("protocols", list(protocols), "--proto")
+    else:
+        proto = setting(settings, "NCCL_PROTO")
+        if proto is not None:
+            names, exclude = _names(str(proto.value), _PROTO_NAMES)
+            protocols = tuple(sorted(set(_PROTO_NAMES.values()) - names if exclude else names)) or None
+            facts["protocols"] = Fact("protocols", str(proto.value), (proto,), option="--proto",
+                                      note="NCCL_PROTO restricts NCCL's choice")
+    if excluded:
+        from commsim.nccl.constants import ALGORITHMS
+
+        algorithms = tuple(a for a in (algorithms or ALGORITHMS) if a not in excluded)
+    return facts, algorithms, protocols, _unmodelled(settings)
+
+
+def _unmodelled(settings: Any) -> list[str]:
+    out = []
+    for name in ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_COLLNET_ENABLE"):
+        seen = setting(settings, name)
+        if seen is not None:
+            out.append(f"the log sets {name}={seen.value} ({seen.describe()}); the model does not follow it yet")
+    return out

@@ -1,0 +1,306 @@
+"""Working out the run and the machine behind an nccl-tests log, each fact with its evidence.
+
+``commsim validate`` first answers, from the log and the user's options, what
+ran where: how many ranks, on how many hosts, which GPUs of each host, what
+GPU (from the catalogue, :mod:`commsim.hardware`), on what board (a machine
+class of :mod:`commsim.topology.machines`), over what network, with what
+NCCL version and forced settings. Every answer is a
+:class:`~commsim.calibrate.evidence.Fact` that names its evidence (a log
+line, an option) or says it is assumed and which option gives the real
+value. Options always win over the log; where they disagree, a warning says
+so. Only then is the topology built and the model asked.
+
+Order of evidence for the machine of one host: ``--topology``; an
+``nvidia-smi topo -m`` matrix inside the log; else the GPU's catalogue entry
+and the number of GPUs per host choose the board
+(:mod:`~commsim.calibrate.infer_machine`). Several hosts make a cluster of
+such boards joined by the network the log names
+(:mod:`~commsim.calibrate.infer_settings`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from commsim.calibrate.evidence import Evidence, Fact
+from commsim.calibrate.infer_layout import InferenceError, Layout, given, infer_layout, infer_ranks
+from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board, board_for, build_box, host_gpus
+from commsim.calibrate.infer_machine import infer_gpu as _infer_gpu
+from commsim.calibrate.infer_settings import (
+    forced_choices,
+    infer_network,
+    infer_nics,
+    infer_p2p,
+    infer_version,
+)
+from commsim.calibrate.parser import NcclTestsLog
+from commsim.topology.model import Topology
+
+__all__ = ["InferenceError", "RunInference", "RunOptions", "infer_run", "replace_p2p"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the user says about the run (``commsim validate`` options); None: read it from the log.
+
+    Attributes
+    ----------
+    gpus : int, optional
+        Total ranks (``--gpus``).
+    nodes, gpus_per_node, nics_per_node : int, optional
+        Hosts, ranks per host, NICs per host that join the network.
+    nic : str, optional
+        Network link kind (``ib_ndr``, ``roce_400g``, ``efa_v2``, ``tcp_100g`` ...).
+    p2p : bool, optional
+        Whether GPU peer-to-peer works (``--p2p/--no-p2p``).
+    gpu : str, optional
+        GPU model, as printed or as a catalogue key (``--gpu``).
+    algorithms, protocols : tuple of str, optional
+        Restrict NCCL's choice (``--algo``, ``--proto``), as NCCL_ALGO / NCCL_PROTO do.
+    nccl_version : str, optional
+        NCCL version of the run (``--nccl-version``).
+    topology : Topology, optional
+        The machine of one host (``--topology``); several hosts make a cluster of it.
+    """
+
+    gpus: int | None = None
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    nics_per_node: int | None = None
+    nic: str | None = None
+    p2p: bool | None = None
+    gpu: str | None = None
+    algorithms: tuple[str, ...] | None = None
+    protocols: tuple[str, ...] | None = None
+    nccl_version: str | None = None
+    topology: Topology | None = None
+
+
+_VERDICT_FACTS = frozenset({"gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes"})
+"""Facts that, when only assumed, make a verdict on the hardware meaningless."""
+
+
+@dataclass(frozen=True)
+class RunInference:
+    """The run and the machine a log was measured on, and how each fact is known.
+
+    Attributes
+    ----------
+    topology : Topology
+        The whole machine (a cluster when the run spans several boxes).
+    ranks : tuple of str
+        The GPU of every rank, in rank order.
+    facts : dict of str to Fact
+        Every inferred fact by name, in report order.
+    gpus_per_thread : int
+        GPUs one host thread drives (nccl-tests ``-g``).
+    algorithms, protocols : tuple of str, optional
+        NCCL's choice as restricted by forced settings or options.
+    nccl_version : str or None
+        The version the prediction follows (None: the newest modelled).
+    warnings : list of str
+        Disagreements between the log and the options, and settings the
+        model does not follow.
+    """
+
+    topology: Topology
+    ranks: tuple[str, ...]
+    facts: dict[str, Fact]
+    gpus_per_thread: int
+    algorithms: tuple[str, ...] | None
+    protocols: tuple[str, ...] | None
+    nccl_version: str | None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Every fact in one line each (what the report prints before the table)."""
+        return [fact.describe() for fact in self.facts.values()]
+
+    @property
+    def assumed(self) -> list[Fact]:
+        """The facts that matter for a verdict on the hardware and are only assumed."""
+        return [f for f in self.facts.values() if f.assumed and f.name in _VERDICT_FACTS]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``run`` object of ``validate --json``: every fact with its evidence."""
+        return {name: fact.to_json() for name, fact in self.facts.items()}
+
+
+def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) -> RunInference:
+    """The run and the machine behind ``log``.
+
+    Parameters
+    ----------
+    log : NcclTestsLog
+        The parsed run.
+    raw : str
+        The log's text (for the ``nvidia-smi`` matrices it may hold).
+    options : RunOptions, optional
+        What the user said; wins over the log.
+
+    Raises
+    ------
+    InferenceError
+        When a fact the prediction needs is missing; the message names the option that gives it.
+    """
+    options = options or RunOptions()
+    warnings: list[str] = []
+    settings = getattr(log, "settings", None)
+    facts: dict[str, Fact] = {"ranks": infer_ranks(log, options.gpus, warnings)}
+    ranks = int(facts["ranks"].value)
+    spec, box_source = _gpu_or_topology(log, raw, options, facts)
+    layout = infer_layout(
+        log, ranks, options.nodes, options.gpus_per_node, host_gpus(spec) if spec is not None else None,
+        warnings,
+    )
+    facts["nodes"], facts["gpus_per_node"] = layout.nodes, layout.per_node
+    per_node, hosts = int(layout.per_node.value), int(layout.nodes.value)
+    facts["launch"] = _launch(log)
+    board = _board(spec, box_source, layout, facts)
+    facts["p2p"] = infer_p2p(settings, options.p2p, raw, spec, _has_fabric(spec, board))
+    boxes = hosts if board is None or board.cls != "nvl72" else -(-ranks // NVL72_DOMAIN)
+    nic, nics = None, 0
+    if boxes > 1:
+        arch = str(getattr(spec, "arch", "unknown"))
+        network, per_host = infer_network(settings, options.nic, arch, _has_fabric(spec, board))
+        box_gpus = board.gpus if board is not None else per_node
+        host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
+        facts["network"] = network
+        facts["nics_per_node"] = infer_nics(settings, options.nics_per_node, per_host, host_count)
+        nic = str(network.value)
+        nics = int(facts["nics_per_node"].value)
+        if board is not None and board.cls == "nvl72":
+            nics *= NVL72_DOMAIN // HOST_GPUS["nvl72"]
+    facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
+    choices, algorithms, protocols, unmodelled = forced_choices(settings, options.algorithms, options.protocols)
+    facts.update(choices)
+    warnings += unmodelled
+    box = _box(spec, board, box_source, bool(facts["p2p"].value), nics, nic)
+    topology, gpu_names = _machine(box, boxes, nic, nics)
+    rank_gpus = _rank_gpus(gpu_names, layout, board, ranks, per_node, facts)
+    version = facts["nccl_version"].value
+    return RunInference(
+        topology,
+        rank_gpus,
+        facts,
+        int(getattr(log, "gpus_per_thread", 0) or log.header.get("nGpus", 1) or 1),
+        algorithms,
+        protocols,
+        None if version is None else str(version),
+        warnings,
+    )
+
+
+def _gpu_or_topology(
+    log: NcclTestsLog, raw: str, options: RunOptions, facts: dict[str, Fact]
+) -> tuple[Any, Topology | None]:
+    """The GPU's catalogue entry (None when a given topology stands alone) and a given host topology."""
+    if options.topology is not None:
+        facts["board"] = given("board", options.topology.name, "--topology", options.topology.description)
+        spec = _optional_gpu(log, options)
+        if spec is not None:
+            facts["gpu"] = Fact("gpu", spec.name, (Evidence(spec.name, "device list or --gpu"),))
+        return spec, options.topology
+    spec, facts["gpu"] = _infer_gpu(log, options.gpu)
+    if log.topo_matrix:
+        from commsim.topology.nvsmi import topo_matrix_from_log
+
+        box = topo_matrix_from_log(log, gpu_model=spec.name)
+        facts["board"] = Fact("board", "nvidia-smi topo -m matrix",
+                              (Evidence("matrix", "nvidia-smi topo -m matrix in the log"),))
+        return spec, box
+    return spec, None
+
+
+def _optional_gpu(log: NcclTestsLog, options: RunOptions) -> Any:
+    try:
+        spec, _ = _infer_gpu(log, options.gpu)
+    except InferenceError:
+        return None
+    return spec
+
+
+def _launch(log: NcclTestsLog) -> Fact:
+    threads = int(getattr(log, "gpus_per_thread", 0) or log.header.get("nGpus", 1) or 1)
+    mode = getattr(log, "launch", None) or ("threads" if threads > 1 else "processes")
+    evidence = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
+    return Fact("launch", f"{mode}, {threads} GPU(s) per thread", evidence, assumed=not evidence,
+                note="" if evidence else "one GPU per process assumed")
+
+
+def _board(spec: Any, box_source: Topology | None, layout: Layout, facts: dict[str, Fact]) -> Board | None:
+    if box_source is not None:
+        return None
+    board = board_for(spec, int(layout.per_node.value), layout.devices)
+    facts["board"] = board.fact
+    return board
+
+
+def _has_fabric(spec: Any, board: Board | None) -> bool:
+    return board is not None and board.cls not in ("pcie",) and getattr(spec, "fabric", None) is not None
+
+
+def _box(spec: Any, board: Board | None, given_box: Topology | None, p2p: bool, nics: int, nic: str | None
+         ) -> Topology:
+    if given_box is not None:
+        return replace_p2p(given_box, p2p) if given_box.peer_to_peer != p2p else given_box
+    assert board is not None
+    return build_box(spec, board, p2p, nics, nic)
+
+
+def _machine(box: Topology, boxes: int, nic: str | None, nics: int) -> tuple[Topology, list[list[str]]]:
+    """The whole machine and, per box, its GPU names in box order."""
+    if len(box.boxes) > 1:  # a given topology that is a whole cluster already
+        return box, [list(gpus) for gpus in box.boxes.values()]
+    if boxes <= 1:
+        return box, [list(box.gpus)]
+    from commsim.topology.cluster import cluster
+
+    assert nic is not None
+    machine = cluster(box, nodes=boxes, nic=nic, nics_per_node=nics)
+    per_box = len(box.gpus)
+    gpus = list(machine.gpus)
+    return machine, [gpus[k * per_box : (k + 1) * per_box] for k in range(boxes)]
+
+
+def _rank_gpus(
+    gpu_names: list[list[str]], layout: Layout, board: Board | None, ranks: int, per_node: int,
+    facts: dict[str, Fact],
+) -> tuple[str, ...]:
+    """The GPU of every rank: each host's listed device indices, else its first GPUs."""
+    if board is not None and board.cls == "nvl72":
+        flat = [g for box in gpu_names for g in box]
+        return tuple(flat[:ranks])
+    out: list[str] = []
+    devices = layout.devices
+    for host in range(int(layout.nodes.value)):
+        box = gpu_names[host]
+        wanted = devices[host] if devices is not None else tuple(range(per_node))
+        if max(wanted, default=-1) >= len(box):
+            wanted = tuple(range(per_node))
+        out += [box[d] for d in wanted]
+    if devices is None and per_node < len(gpu_names[0]):
+        facts["gpus_used"] = Fact("gpus_used", f"the first {per_node} of {len(gpu_names[0])}", (), assumed=True,
+                                  note="the log does not say which GPUs of a host ran")
+    elif devices is not None and per_node < len(gpu_names[0]):
+        facts["gpus_used"] = Fact("gpus_used", sorted(set(devices[0])),
+                                  (Evidence(list(devices[0]), "device list: CUDA device indices"),))
+    return tuple(out)
+
+
+def replace_p2p(topology: Topology, peer_to_peer: bool) -> Topology:
+    """The same machine with peer-to-peer on or off."""
+    if topology.peer_to_peer == peer_to_peer:
+        return topology
+    note = "" if peer_to_peer else " GPU peer-to-peer unavailable: NCCL stages data through host memory."
+    return Topology(
+        topology.name,
+        topology.devices,
+        topology.physical_links,
+        topology.kind_overrides,
+        topology.description + note,
+        peer_to_peer,
+        topology.nccl,
+    )
