@@ -261,7 +261,7 @@ def test_fat_tree_partial_last_leaf() -> None:
         ({"nodes": 0}, TopologyError, "cluster needs nodes >= 1, got 0"),
         ({"nodes": 2.5}, TopologyError, "cluster needs nodes >= 1, got 2.5"),
         ({"box": "dgx_z100"}, UnknownNameError, "unknown topology 'dgx_z100'; valid: dgx1_p100, "),
-        ({"nic": "ib_xdr"}, UnknownNameError, "unknown link kind 'ib_xdr'; valid: "),
+        ({"nic": "ib_gdr"}, UnknownNameError, "unknown link kind 'ib_gdr'; valid: "),
         ({"nic": "pcie4_x16"}, TopologyError, "cluster nic 'pcie4_x16' is a pcie link, not a network link"),
         ({"nic": "nvlink3"}, TopologyError, "cluster nic 'nvlink3' is a nvlink link, not a network link"),
         ({"nic_per": "rack"}, UnknownNameError, "unknown cluster nic_per 'rack'; valid: box, gpu"),
@@ -295,7 +295,7 @@ def test_cluster_errors(params: dict[str, Any], error: type[Exception], message:
 
 
 def test_nic_kind_error_lists_network_kinds() -> None:
-    with pytest.raises(TopologyError, match=r"valid: eth_100g, .*ib_hdr, ib_ndr"):
+    with pytest.raises(TopologyError, match=r"valid: .*eth_100g, .*ib_hdr, ib_ndr, ib_xdr, .*roce_400g"):
         cluster(nic="qpi")
 
 

@@ -23,6 +23,7 @@ from commsim.calibrate import (
     normalise_collective,
     parse_nccl_tests,
 )
+from commsim.calibrate.parser_text import looks_like_row
 from commsim.errors import ParseError, UnknownNameError
 
 DATA = Path(__file__).parent / "data" / "nccl-tests"
@@ -217,7 +218,7 @@ def test_real_log(expected: Expected) -> None:
 def test_real_log_rows_fit_size_and_time(name: str) -> None:
     """Every printed algbw and busbw of the real logs fits its size and time."""
     log = load_nccl_tests(DATA / name, collective="all_reduce" if name == V100 else None)
-    assert log.warnings == []
+    assert own_warnings(log) == []
 
 
 @pytest.mark.parametrize("name", REAL_FILES)
@@ -354,6 +355,14 @@ def test_unknown_collective_names_the_valid_ones() -> None:
 PREFIXES = ["0: ", " 12: ", "[1,0]<stdout>:", "[1,0]<stdout>: ", "rank0: ", "rank 3:"]
 
 
+ROUTINE = ("not result rows inside the table", "number of ranks")
+
+
+def own_warnings(log: NcclTestsLog) -> list[str]:
+    """Warnings about the results, without those about skipped lines and rank sources."""
+    return [w for w in log.warnings if not any(kind in w for kind in ROUTINE)]
+
+
 def comparable(log: NcclTestsLog) -> tuple[object, ...]:
     return (
         without_lines(log.rows),
@@ -365,7 +374,7 @@ def comparable(log: NcclTestsLog) -> tuple[object, ...]:
         log.command,
         log.avg_busbw_Bps,
         [line.split() for line in (log.topo_matrix or "").splitlines()],
-        log.warnings,
+        own_warnings(log),
     )
 
 
@@ -464,7 +473,7 @@ def test_json_row_lines() -> None:
         (lambda t: t.replace('"size":64,', '"size":"64",'), "results[3]: 'size' should be an integer", 8),
         (lambda t: t.replace('"alg_bw":0.005512', '"alg_bw":"fast"'), "results[3].out_of_place", 8),
         (lambda t: t.replace('"root":"    -1"', '"root":"top"', 1), "'root' should be an integer", 8),
-        (lambda t: t.replace('"hostname":', '"host":', 1), "config.devices[0]: 'hostname' should be", 8),
+        (lambda t: t.replace('"time":', '"time":-', 1), "'time' should be a positive time (us)", 8),
     ],
 )
 def test_json_errors(edit: object, message: str, line: int | None) -> None:
@@ -473,6 +482,15 @@ def test_json_errors(edit: object, message: str, line: int | None) -> None:
     with pytest.raises(ParseError, match=re.escape(message)) as info:
         parse_nccl_tests(edit(text))
     assert info.value.line == line
+
+
+def test_json_device_nccl_tests_could_not_parse_is_skipped_with_a_warning() -> None:
+    """nccl-tests fills a device entry by sscanf of the rank line; a failed parse leaves junk."""
+    text = text_of("synthetic_json_RTX2080Ti_all_reduce_2gpu.json").replace('"hostname":', '"host":', 1)
+    log = parse_nccl_tests(text)
+    assert [d.rank for d in log.devices] == [1]
+    assert any("device entry skipped: config.devices[0]: 'hostname' should be" in w for w in log.warnings)
+    assert log.n_ranks == 2 and log.rank_source == "busbw/algbw ratio"
 
 
 def test_cpu_time_columns() -> None:
@@ -558,7 +576,11 @@ def test_modern_format_with_timestamps_and_interleaved_info() -> None:
     assert {row.oop_wrong for row in log.rows} == {None}  # N/A with -c 0
     assert log.devices[3].bus_id == "0000:bd:00"
     assert log.avg_busbw_Bps == pytest.approx(6.45545 * GB)
-    assert log.warnings == []
+    # the NCCL INFO line at line 25 sits inside the table
+    assert log.warnings == [
+        "line 25: not result rows inside the table (skipped); the first reads "
+        "'l40s-box:400123:400141 [1] NCCL INFO NVLS multicast support is not available on '"
+    ]
 
 
 def test_per_iteration_columns_are_read_by_header() -> None:
@@ -573,12 +595,96 @@ def test_per_iteration_columns_are_read_by_header() -> None:
 # ----------------------------------------------------------------- errors
 
 
-def test_truncated_row_names_its_line() -> None:
+def test_truncated_last_row_is_dropped_with_a_warning() -> None:
+    """The file's last line (22) stops after 7 of the header's 13 fields (line 11)."""
+    log = load_nccl_tests(DATA / "synthetic_garbled_truncated-row.txt")
+    assert [row.line for row in log.rows] == list(range(13, 22))
+    assert log.warnings == [
+        "line 22: the last row of the table is truncated (7 of 13 fields) and was dropped"
+    ]
+
+
+def test_truncated_row_in_the_middle_names_its_line() -> None:
+    lines = text_of("synthetic_garbled_truncated-row.txt").splitlines()
+    lines += [
+        "     8388608       2097152     float    none       0    780.0   10.75   10.75      0"
+        "    781.9   10.73   10.73      0"
+    ]
     with pytest.raises(ParseError, match="truncated or garbled") as info:
-        load_nccl_tests(DATA / "synthetic_garbled_truncated-row.txt")
+        parse_nccl_tests("\n".join(lines), source="cut.txt")
     assert info.value.line == 22
-    assert "synthetic_garbled_truncated-row.txt:22:" in str(info.value)
+    assert "cut.txt:22:" in str(info.value)
     assert "has 7 fields" in str(info.value) and "announces 13" in str(info.value)
+
+
+def test_truncated_last_row_before_the_footer_is_dropped() -> None:
+    """A100 line 52 is the last row (4294967296 B); cut after its out-of-place algbw."""
+    text = a100_with_line(52, "  4294967296    1073741824     float     sum      -1    32336  132.82")
+    log = parse_nccl_tests(text)
+    assert len(log.rows) == 29 and log.rows[-1].line == 51
+    assert "line 52: the last row of the table is truncated (7 of 13 fields) and was dropped" in log.warnings
+
+
+def test_a_run_stopped_before_its_table_is_skipped() -> None:
+    """A second run header replaces A100's footer line 53: that run has no rows (lines 53-55)."""
+    log = parse_nccl_tests(a100_with_line(53, "# nThread 1 nGpus 8 minBytes 8 maxBytes 4294967296"))
+    assert len(log.rows) == 30
+    assert (
+        log.warnings[-1] == "lines 53-55: a run without result rows (stopped before its table?) was skipped"
+    )
+
+
+def test_mpi_help_text_inside_a_table_is_skipped() -> None:
+    """A100 _2: lines 23 and 53 are Open MPI's aggregated help messages, inside the table."""
+    log = load_nccl_tests(DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_2.txt")
+    assert len(log.rows) == 30
+    assert (log.rows[0].line, log.rows[-1].line) == (24, 54)
+    assert log.rows[-1].oop_busbw_Bps == pytest.approx(232.81 * GB)
+    assert log.warnings == [
+        "lines 23, 53: not result rows inside the table (skipped); the first reads "
+        "'8 more processes have sent help message help-mtl-ofi.txt / OFI call fail'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("replacement", "message"),
+    [
+        (
+            "        1024           256     float     sum      -1     0.00    0.02    0.04      0    39.65"
+            "    0.03    0.05      0",
+            "field 6 (out-of-place time) should be a positive time, found '0.00'",
+        ),
+        (
+            "        1024           256     float     sum      -1    42.05    0.02    0.04      0   -39.65"
+            "    0.03    0.05      0",
+            "field 10 (in-place time) should be a positive time, found '-39.65'",
+        ),
+    ],
+)
+def test_zero_or_negative_time_names_its_line(replacement: str, message: str) -> None:
+    with pytest.raises(ParseError, match=re.escape(message)) as info:
+        parse_nccl_tests(a100_with_line(30, replacement), source="a100.txt")
+    assert info.value.line == 30
+
+
+@pytest.mark.parametrize(
+    ("line", "is_row"),
+    [
+        ("8 more processes have sent help message help-mtl-ofi.txt / OFI call fail", False),
+        ("1 more process has sent help message help-mtl-ofi.txt / OFI call fail", False),
+        ("12 34 hello world again", False),
+        ("2 GPUs found", False),
+        (
+            "     8     2   float     sum    158.9    0.00    0.00  2e-07    158.1    0.00    0.00  1e-07",
+            True,
+        ),
+        ("  1024   256  float  sum  -1  42.05  0.02  0.04  0  N/A  N/A  N/A  N/A", True),
+        ("  1024x  256  float  sum  -1  42.05  0.02  0.04  0  39.65  0.03  0.05  0", True),
+        ("  8  2  float  sum  -1  1.0  0.01  0.01  0  2025-05-20 12:00:00", True),
+    ],
+)
+def test_rows_are_told_by_shape(line: str, is_row: bool) -> None:
+    assert looks_like_row(line.split()) is is_row
 
 
 def test_non_numeric_field_names_its_line_and_column() -> None:
@@ -647,7 +753,6 @@ def a100_with_line(number: int, replacement: str) -> str:
             21,
         ),
         (21, "#", "no column header", 23),  # the first row has no header
-        (53, "# nThread 1 nGpus 8 minBytes 8 maxBytes 4294967296", "a second nccl-tests run", 53),
         (54, "# Avg bus bandwidth    : fast", "'Avg bus bandwidth' should be a number", 54),
     ],
 )
@@ -765,8 +870,9 @@ def test_busbw_off_by_more_than_rounding_is_flagged(
     assume(algbw * FACTORS[collective](ranks) < 1e5)
     busbw_shift = shift * max(1.0, algbw * FACTORS[collective](ranks))  # >= 2% and >= 0.02 GB/s
     log = parse_nccl_tests(one_row_log(collective, ranks, nbytes, time_us, busbw_shift))
-    assert len(log.warnings) == 1
-    assert log.warnings[0].startswith(f"line {ranks + 3}: out-of-place busbw ")
+    warnings = own_warnings(log)  # the busbw/algbw ratio may also point at another number of ranks
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"line {ranks + 3}: out-of-place busbw ")
 
 
 def test_wrong_elements_and_out_of_bounds_are_warned_about() -> None:
@@ -791,14 +897,22 @@ def test_missing_rows_show_in_the_average() -> None:
 
 
 def test_ranks_without_device_list() -> None:
+    """RTX_AR without rank lines: all_reduce busbw = algbw (4.00 and 4.00) means 2(n-1)/n = 1, n = 2."""
     lines = [line for line in text_of(RTX_AR).splitlines() if "#  Rank" not in line]
     log = parse_nccl_tests("\n".join(lines))
     assert (log.n_ranks, log.devices, log.nodes, log.gpu_model) == (2, [], 0, None)
-    assert "no device list" in log.warnings[0]
+    assert log.rank_source == "busbw/algbw ratio"
     assert parse_nccl_tests("\n".join(lines), n_ranks=4).n_ranks == 4
     no_header = [line for line in lines if "nThread" not in line]
-    with pytest.raises(ParseError, match="number of ranks"):
-        parse_nccl_tests("\n".join(no_header))
+    assert parse_nccl_tests("\n".join(no_header)).n_ranks == 2
+
+
+def test_broadcast_without_devices_or_header_needs_gpus() -> None:
+    """broadcast's busbw = algbw for every n, so a bare table cannot tell the number of ranks."""
+    lines = [line for line in text_of(RTX_BC).splitlines() if "Rank" not in line and "nThread" not in line]
+    with pytest.raises(ParseError, match=r"cannot tell the number of ranks: .*; pass --gpus N"):
+        parse_nccl_tests("\n".join(lines))
+    assert parse_nccl_tests("\n".join(lines), n_ranks=2).rank_source == "n_ranks given (--gpus)"
 
 
 def test_row_without_column_header_is_an_error() -> None:

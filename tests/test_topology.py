@@ -81,7 +81,7 @@ def test_unknown_link_kind_lists_valid_ones() -> None:
 
 def test_kinds_matching_expands_families() -> None:
     """A family stands for all its kinds; kinds stand for themselves."""
-    assert kinds_matching(["nvlink"]) == {"nvlink1", "nvlink2", "nvlink3", "nvlink4"}
+    assert kinds_matching(["nvlink"]) == {"nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5"}
     assert kinds_matching(["qpi", "nvlink1"]) == {"qpi", "nvlink1"}
     with pytest.raises(UnknownNameError, match="unknown link kind or family 'warp'"):
         kinds_matching(["warp"])
@@ -631,7 +631,7 @@ def _load_error(tmp_path: Path, text: str) -> str:
         pytest.param(
             _HEADER + "links:\n  - {between: [gpu0, gpu1], kind: nvlink2}\n"
             "  - {between: [gpu0, gpu1], kind: warp9}\n",
-            "FILE:7:35: links.1.kind: unknown link kind 'warp9'; valid: eth_100g, ",
+            "FILE:7:35: links.1.kind: unknown link kind 'warp9'; valid: efa_v1, ",
             id="unknown-link-kind",
         ),
         pytest.param(

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
+from commsim.calibrate.evidence import Evidence
+from commsim.calibrate.settings import RunSettings, decode_version_code  # noqa: F401 (re-exported)
 from commsim.errors import ParseError, UnknownNameError
 
 __all__ = [
@@ -37,8 +39,10 @@ __all__ = [
     "NcclTestsLog",
     "NcclTestsRow",
     "load_nccl_tests",
+    "load_nccl_tests_runs",
     "normalise_collective",
     "parse_nccl_tests",
+    "parse_nccl_tests_runs",
 ]
 
 COLLECTIVES = (
@@ -113,7 +117,8 @@ class Device:
     """One rank of the run and the GPU it used (``#  Rank ... on HOST device ...``).
 
     ``pid`` and ``bus_id`` (as printed, e.g. ``0000:19:00`` or ``0x07``) are
-    None when the format does not print them.
+    None when the format does not print them; ``line`` is the 1-based line
+    of the log that lists it (None in JSON) and takes no part in comparisons.
     """
 
     rank: int
@@ -122,6 +127,7 @@ class Device:
     model: str
     pid: int | None = None
     bus_id: str | None = None
+    line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -135,12 +141,14 @@ class NcclTestsLog:
     collective : str or None
         Normalised collective name (see :data:`COLLECTIVES`), None if unknown.
     n_ranks : int
-        Number of ranks (GPUs) in the run.
+        Number of ranks (GPUs) in the run, chosen from ``rank_evidence``.
     devices : list of Device
-        The ``# Using devices`` list, one entry per rank.
+        The ``# Using devices`` list, one entry per rank (possibly only some
+        ranks: see ``devices_complete``).
     hosts : list of str
-        Distinct host names in rank order; ``nodes`` is their number (0 if
-        the log has no device list).
+        Distinct host names of the device list in rank order.
+    nodes : int
+        Number of hosts when the device list is complete, else 0 (unknown).
     gpu_models : list of str
         Distinct GPU names in rank order.
     nccl_version : str or None
@@ -163,6 +171,31 @@ class NcclTestsLog:
         Oddities found (inconsistent bandwidths, wrong elements ...).
     out_of_bounds : int or None
         The ``# Out of bounds values`` count.
+    rank_evidence : tuple of Evidence
+        Every source's word on the number of ranks, the one used first:
+        ``"device list"`` (complete list), ``"highest rank listed"``,
+        ``"nThread x nGpus"`` and ``"MPI/Slurm line prefix"`` (lower bounds),
+        ``"NCCL INFO nranks"``, ``"busbw/algbw ratio"`` (unique answer) or
+        ``"busbw/algbw ratio (ambiguous)"`` (value: lowest and highest fit),
+        ``"n_ranks given (--gpus)"``.
+    rank_source : str
+        The ``source`` of the evidence ``n_ranks`` was taken from.
+    placement : dict of str to tuple of int
+        Host -> CUDA device indices of its ranks, in rank order (from the
+        device list).
+    devices_complete : bool
+        Whether the device list names every rank 0..n_ranks-1.
+    launch : str
+        ``"threads"`` (one process drives several GPUs), ``"processes"``
+        (one GPU per process) or ``"unknown"``.
+    gpus_per_thread : int
+        The run header's ``nGpus`` (1 when not printed).
+    run_index : int
+        1-based position of this run in its file.
+    first_line, last_line : int or None
+        The lines of the file this run spans (1-based, inclusive).
+    settings : RunSettings
+        Library, version, forced ``NCCL_*`` settings and network the log shows.
     """
 
     source: str | None
@@ -180,6 +213,16 @@ class NcclTestsLog:
     topo_matrix: str | None
     warnings: list[str]
     out_of_bounds: int | None = None
+    rank_evidence: tuple[Evidence, ...] = ()
+    rank_source: str = ""
+    placement: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    devices_complete: bool = False
+    launch: str = "unknown"
+    gpus_per_thread: int = 1
+    run_index: int = 1
+    first_line: int | None = None
+    last_line: int | None = None
+    settings: RunSettings = field(default_factory=RunSettings)
 
     @property
     def gpu_model(self) -> str | None:
@@ -190,8 +233,8 @@ class NcclTestsLog:
 
     @property
     def gpus_per_node(self) -> int | None:
-        """The largest number of ranks on one host, None without devices."""
-        if not self.devices:
+        """The largest number of ranks on one host, None without a complete device list."""
+        if not self.devices or not self.devices_complete:
             return None
         return max(Counter(d.host for d in self.devices).values())
 
@@ -234,28 +277,13 @@ def find_program(text: str) -> str | None:
     return match.group(0) if match else None
 
 
-def decode_version_code(code: int) -> str:
-    """NCCL's ``NCCL_VERSION_CODE`` as ``major.minor.patch``.
-
-    Codes from 2.9 on are ``major*10000 + minor*100 + patch``; older ones
-    ``major*1000 + minor*100 + patch``.
-
-    Examples
-    --------
-    >>> decode_version_code(22602), decode_version_code(2408)
-    ('2.26.2', '2.4.8')
-    """
-    if code >= 10000:
-        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
-    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
-
-
 def parse_nccl_tests(
     text: str,
     source: str | None = None,
     collective: str | None = None,
     *,
     n_ranks: int | None = None,
+    run: int | None = None,
 ) -> NcclTestsLog:
     r"""Read the output of one nccl-tests run (text or ``-J`` JSON).
 
@@ -268,7 +296,11 @@ def parse_nccl_tests(
     collective : str, optional
         The collective measured; wins over the binary named in the log.
     n_ranks : int, optional
-        Number of ranks, for logs without a device list; wins over the list.
+        Number of ranks; wins over everything the log says (a disagreement
+        is warned about).
+    run : int, optional
+        Which run (1-based) of a log that holds several; see
+        :func:`parse_nccl_tests_runs`.
 
     Returns
     -------
@@ -277,8 +309,9 @@ def parse_nccl_tests(
     Raises
     ------
     ParseError
-        If a result row is truncated or garbled (the message names the line
-        and what was expected), or the log holds no result rows.
+        If a result row is garbled (the message names the line and what was
+        expected), the log holds no result rows, the number of ranks cannot
+        be told, or the log holds several runs and ``run`` is not given.
     UnknownNameError
         If ``collective`` is no collective nccl-tests measures.
     ValueError
@@ -296,22 +329,92 @@ def parse_nccl_tests(
     >>> log.collective, log.n_ranks, log.rows[0].oop_busbw_Bps
     ('all_reduce', 2, 10490000000.0)
     """
-    # The readers build this module's data classes, so they are imported when used.
-    from commsim.calibrate.parser_common import clean_lines, finish_log
-    from commsim.calibrate.parser_json import read_json_run
-    from commsim.calibrate.parser_text import read_text_run
+    runs = parse_nccl_tests_runs(text, source, collective, n_ranks=n_ranks)
+    if run is not None:
+        return _pick_run(runs, run, source)
+    if len(runs) > 1:
+        raise ParseError(
+            f"the log holds {len(runs)} nccl-tests runs ({_describe_runs(runs)}); pick one with --run N",
+            source=source,
+            line=runs[1].first_line,
+        )
+    return runs[0]
 
-    cleaned = clean_lines(text)
-    first = next((line for line in cleaned if line.strip()), "")
+
+def parse_nccl_tests_runs(
+    text: str,
+    source: str | None = None,
+    collective: str | None = None,
+    *,
+    n_ranks: int | None = None,
+) -> list[NcclTestsLog]:
+    """Read every nccl-tests run in one log (scripts that loop over tests).
+
+    A new run starts at a new run header (``# nThread ...``) or at a new
+    column header after result rows were read. Each run has its own
+    collective (the nearest ``*_perf`` name before its table), devices, rows
+    and settings; ``run_index``, ``first_line`` and ``last_line`` say where
+    it is. A ``-J`` JSON file holds one run.
+
+    Parameters
+    ----------
+    text, source, collective, n_ranks
+        As for :func:`parse_nccl_tests`; ``collective`` and ``n_ranks``
+        apply to every run.
+
+    Returns
+    -------
+    list of NcclTestsLog
+        In file order; ``runs[i].run_index == i + 1``.
+
+    Raises
+    ------
+    ParseError
+        As for :func:`parse_nccl_tests`, for any run.
+    """
+    # The readers build this module's data classes, so they are imported when used.
+    from commsim.calibrate.parser_common import clean_text, finish_log
+    from commsim.calibrate.parser_json import read_json_run
+    from commsim.calibrate.parser_text import read_text_runs
+
+    cleaned = clean_text(text)
+    first = next((line for line in cleaned.lines if line.strip()), "")
     if first.lstrip().startswith("{"):
-        data = read_json_run(cleaned, source)
+        found = [read_json_run(cleaned.lines, source)]
     else:
-        data = read_text_run(cleaned, source)
-    return finish_log(data, collective, n_ranks)
+        found = read_text_runs(cleaned, source)
+    return [finish_log(data, collective, n_ranks, index) for index, data in enumerate(found, start=1)]
+
+
+def _describe_runs(runs: list[NcclTestsLog]) -> str:
+    return "; ".join(
+        f"run {log.run_index}: lines {log.first_line}-{log.last_line} {log.collective or '(no collective)'}"
+        for log in runs
+    )
+
+
+def _pick_run(runs: list[NcclTestsLog], run: int, source: str | None) -> NcclTestsLog:
+    if not 1 <= run <= len(runs):
+        raise ParseError(
+            f"there is no run {run}: the log holds {len(runs)} run(s) ({_describe_runs(runs)})",
+            source=source,
+        )
+    return runs[run - 1]
+
+
+def _read_log_file(path: str | PathLike[str]) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ParseError(f"cannot read nccl-tests log: {exc.strerror}", source=str(path)) from None
 
 
 def load_nccl_tests(
-    path: str | PathLike[str], collective: str | None = None, *, n_ranks: int | None = None
+    path: str | PathLike[str],
+    collective: str | None = None,
+    *,
+    n_ranks: int | None = None,
+    run: int | None = None,
 ) -> NcclTestsLog:
     """Read an nccl-tests log file (text or ``-J`` JSON).
 
@@ -319,7 +422,7 @@ def load_nccl_tests(
     ----------
     path : str or path-like
         The log file; its name becomes the log's ``source``.
-    collective, n_ranks
+    collective, n_ranks, run
         As for :func:`parse_nccl_tests`.
 
     Returns
@@ -331,8 +434,19 @@ def load_nccl_tests(
     ParseError
         If the file cannot be read or parsed.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ParseError(f"cannot read nccl-tests log: {exc.strerror}", source=str(path)) from None
-    return parse_nccl_tests(text, source=str(path), collective=collective, n_ranks=n_ranks)
+    text = _read_log_file(path)
+    return parse_nccl_tests(text, source=str(path), collective=collective, n_ranks=n_ranks, run=run)
+
+
+def load_nccl_tests_runs(
+    path: str | PathLike[str], collective: str | None = None, *, n_ranks: int | None = None
+) -> list[NcclTestsLog]:
+    """Read every run of an nccl-tests log file; see :func:`parse_nccl_tests_runs`.
+
+    Raises
+    ------
+    ParseError
+        If the file cannot be read or parsed.
+    """
+    text = _read_log_file(path)
+    return parse_nccl_tests_runs(text, source=str(path), collective=collective, n_ranks=n_ranks)

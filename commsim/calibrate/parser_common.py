@@ -17,25 +17,31 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsLog, NcclTestsRow, normalise_collective
+from commsim.calibrate.settings import RunSettings
 from commsim.errors import ParseError
 
 __all__ = [
     "ALGBW_FACTORS",
     "BUSBW_FACTORS",
     "GBPS",
+    "RANK_SCALES",
+    "CleanText",
     "Measured",
     "Printed",
     "RunData",
     "bandwidth_warnings",
     "clean_lines",
+    "clean_text",
     "find_topo_matrix",
     "finish_log",
     "printed",
+    "ranks_from_bandwidths",
 ]
 
 GBPS = 1e9
@@ -200,61 +206,101 @@ class RunData:
     program: str | None = None
     topo_matrix: str | None = None
     warnings: list[str] = field(default_factory=list)
+    header_line: tuple[int, str] | None = None  # (line, text) of the run header
+    prefix_ranks: dict[int, int] = field(default_factory=dict)  # line -> launcher rank
+    info_nranks: list[tuple[int, int, str]] = field(default_factory=list)  # (line, nranks, text)
+    settings: RunSettings = field(default_factory=RunSettings)
+    first_line: int | None = None
+    last_line: int | None = None
 
 
 _COMMENTARY = re.compile(r"^\s*##(?:\s|$)")
 _PREFIXES = (
-    re.compile(r"^\s*\[\d+,\d+\]<(?:stdout|stderr)>:"),  # mpirun --tag-output
-    re.compile(r"^\s*\d+:(?:[ \t]|$)"),  # srun --label
-    re.compile(r"^\s*rank\s*\d+\s*:[ \t]?", re.IGNORECASE),
+    re.compile(r"^\s*\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:"),  # mpirun --tag-output
+    re.compile(r"^\s*(?P<rank>\d+):(?:[ \t]|$)"),  # srun --label
+    re.compile(r"^\s*rank\s*(?P<rank>\d+)\s*:[ \t]?", re.IGNORECASE),
     re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"),
 )
 
 
-def clean_lines(text: str) -> list[str]:
+class CleanText(NamedTuple):
+    """A log's lines with commentary blanked and launcher prefixes removed.
+
+    ``prefix_ranks`` maps a line number to the rank its MPI or Slurm prefix
+    named (``[1,15]<stdout>:`` or ``15:`` -> 15).
+    """
+
+    lines: list[str]
+    prefix_ranks: dict[int, int]
+
+
+def clean_text(text: str) -> CleanText:
     """The lines of ``text`` with commentary blanked and launcher prefixes removed.
 
     Blanking (rather than dropping) keeps list index + 1 equal to the line number.
     """
-    cleaned = []
-    for line in text.splitlines():
+    cleaned: list[str] = []
+    ranks: dict[int, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
         if _COMMENTARY.match(line):
             cleaned.append("")
             continue
-        for _ in range(4):  # a time stamp, a launcher, a tagger, a rank
-            stripped = line
-            for prefix in _PREFIXES:
-                stripped = prefix.sub("", stripped, count=1)
-            if stripped == line:
-                break
-            line = stripped
+        line, rank = _strip_prefixes(line)
         cleaned.append(line)
-    return cleaned
+        if rank is not None:
+            ranks[number] = rank
+    return CleanText(cleaned, ranks)
 
 
-def finish_log(data: RunData, collective: str | None, n_ranks: int | None) -> NcclTestsLog:
+def _strip_prefixes(line: str) -> tuple[str, int | None]:
+    rank = None
+    for _ in range(4):  # a time stamp, a launcher, a tagger, a rank
+        stripped = line
+        for prefix in _PREFIXES:
+            match = prefix.match(stripped)
+            if match:
+                stripped = stripped[match.end() :]
+                rank = int(match.group("rank")) if match.groupdict().get("rank") else rank
+        if stripped == line:
+            break
+        line = stripped
+    return line, rank
+
+
+def clean_lines(text: str) -> list[str]:
+    """The lines of ``text`` with commentary blanked and launcher prefixes removed."""
+    return clean_text(text).lines
+
+
+def finish_log(
+    data: RunData, collective: str | None, n_ranks: int | None, run_index: int = 1
+) -> NcclTestsLog:
     """Check what a reader found and build the :class:`NcclTestsLog`."""
     if not data.rows:
         raise ParseError(
             "no result rows found; expected nccl-tests' table (a '#  size  count  type ...' "
             "column header followed by one row per message size)",
             source=data.source,
+            line=data.first_line if run_index > 1 else None,
         )
     warnings = list(data.warnings)
     name = _resolve_collective(collective, data.program, warnings)
     devices = _unique_devices(data.devices, warnings)
-    ranks = _resolve_ranks(n_ranks, devices, data, warnings)
+    ranks, evidence = _resolve_ranks(n_ranks, devices, name, data, warnings)
     warnings += bandwidth_warnings(data.measured, name, ranks)
     warnings += _wrong_warnings(data)
     warnings += _average_warnings(data)
+    warnings += data.settings.warnings
+    complete = _complete(devices, ranks)
     hosts = list(dict.fromkeys(d.host for d in devices))
+    launch, per_thread = _launch(devices, data.header)
     return NcclTestsLog(
         source=data.source,
         collective=name,
         n_ranks=ranks,
         devices=devices,
         hosts=hosts,
-        nodes=len(hosts),
+        nodes=len(hosts) if complete else 0,
         gpu_models=list(dict.fromkeys(d.model for d in devices)),
         nccl_version=data.nccl_version,
         command=data.command,
@@ -264,6 +310,16 @@ def finish_log(data: RunData, collective: str | None, n_ranks: int | None) -> Nc
         topo_matrix=data.topo_matrix,
         warnings=warnings,
         out_of_bounds=data.out_of_bounds,
+        rank_evidence=evidence,
+        rank_source=evidence[0].source,
+        placement={host: tuple(d.device for d in devices if d.host == host) for host in hosts},
+        devices_complete=complete,
+        launch=launch,
+        gpus_per_thread=per_thread,
+        run_index=run_index,
+        first_line=data.first_line,
+        last_line=data.last_line,
+        settings=data.settings,
     )
 
 
@@ -283,30 +339,239 @@ def _unique_devices(devices: list[Device], warnings: list[str]) -> list[Device]:
         seen = by_rank.setdefault(device.rank, device)
         if seen != device:
             warnings.append(f"rank {device.rank} is listed twice with different devices")
-    ranks = sorted(by_rank)
-    if ranks and ranks != list(range(len(ranks))):
-        warnings.append(f"device list names ranks {ranks}, not 0..{len(ranks) - 1}")
-    return list(by_rank.values())
+    return sorted(by_rank.values(), key=lambda d: d.rank)
 
 
-def _resolve_ranks(explicit: int | None, devices: list[Device], data: RunData, warnings: list[str]) -> int:
-    if explicit is not None:
-        if explicit < 1:
-            raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
-        if devices and len(devices) != explicit:
-            warnings.append(f"n_ranks given as {explicit} but the log lists {len(devices)} devices")
-        return explicit
-    if devices:
-        return len(devices)
-    threads, gpus = data.header.get("nThread"), data.header.get("nGpus")
-    if isinstance(threads, int) and isinstance(gpus, int):
-        warnings.append(f"no device list; assuming one process with nThread x nGpus = {threads * gpus} ranks")
+def _complete(devices: list[Device], ranks: int) -> bool:
+    return bool(devices) and [d.rank for d in devices] == list(range(ranks))
+
+
+def _launch(devices: list[Device], header: dict[str, int | str]) -> tuple[str, int]:
+    """Launch mode and GPUs per thread, from the run header and the devices' Pids."""
+    threads, gpus = header.get("nThread"), header.get("nGpus")
+    per_thread = gpus if isinstance(gpus, int) and gpus > 0 else 1
+    pids = [d.pid for d in devices if d.pid is not None]
+    if per_thread > 1 or (isinstance(threads, int) and threads > 1) or len(pids) != len(set(pids)):
+        return "threads", per_thread
+    if len(pids) > 1 or (isinstance(threads, int) and isinstance(gpus, int)):
+        return "processes", per_thread
+    return "unknown", per_thread
+
+
+# ------------------------------------------------------------ the number of ranks
+
+RANK_SCALES = {
+    "all_reduce": 2.0,
+    "all_gather": 1.0,
+    "reduce_scatter": 1.0,
+    "all_to_all": 1.0,
+    "gather": 1.0,
+    "scatter": 1.0,
+}
+"""Collectives whose busbw/algbw is ``scale x (n-1)/n`` for ``n`` ranks, and their scale."""
+
+EXACT_SOURCES = ("n_ranks given (--gpus)", "device list", "NCCL INFO nranks", "busbw/algbw ratio")
+"""Rank sources that state the number; the others only bound it from below."""
+
+_AMBIGUOUS = "busbw/algbw ratio (ambiguous)"
+
+
+def ranks_from_bandwidths(collective: str, measured: Iterable[Measured], max_ranks: int = 65536) -> list[int]:
+    """Every number of ranks whose busbw/algbw factor fits all printed rows.
+
+    nccl-tests prints ``busbw = algbw x 2(n-1)/n`` for all_reduce and
+    ``algbw x (n-1)/n`` for all_gather, reduce_scatter, all_to_all, gather
+    and scatter (``GetBw`` in nccl-tests ``src/*.cu``). Each printed pair
+    bounds the ratio within its print rounding; ``n`` must fit every row.
+
+    Parameters
+    ----------
+    collective : str
+        One of :data:`RANK_SCALES`.
+    measured : iterable of Measured
+        The rows' printed triples; rows of size 0 or with a zero bandwidth
+        carry no information and are skipped.
+    max_ranks : int
+        The largest ``n`` considered.
+
+    Returns
+    -------
+    list of int
+        The consistent ``n`` in increasing order: empty when no ``n`` fits
+        every row, ``1..max_ranks`` when no row carries information.
+
+    Raises
+    ------
+    ValueError
+        If busbw/algbw of ``collective`` does not depend on the number of ranks.
+
+    Examples
+    --------
+    >>> row = Measured(1, "out-of-place", 536870912, Printed(1806.7e-6, 5e-11),
+    ...                Printed(297.16, 0.005), Printed(586.06, 0.005))
+    >>> ranks_from_bandwidths("all_reduce", [row])
+    [72]
+    """
+    if collective not in RANK_SCALES:
+        raise ValueError(
+            f"busbw/algbw of {collective!r} does not depend on the number of ranks; "
+            f"expected one of {', '.join(RANK_SCALES)}"
+        )
+    scale = RANK_SCALES[collective]
+    low, high = 0.0, math.inf
+    for m in _informative(measured):
+        low = max(low, (m.busbw.value - m.busbw.half_ulp) / (m.algbw.value + m.algbw.half_ulp) / scale)
+        shortest = m.algbw.value - m.algbw.half_ulp
+        high = min(high, (m.busbw.value + m.busbw.half_ulp) / shortest / scale if shortest > 0 else math.inf)
+    # (n-1)/n lies in [low, high]  <=>  1/(1-low) <= n <= 1/(1-high)
+    smallest = 1 if low <= 0 else (max_ranks + 1 if low >= 1 else math.ceil(1 / (1 - low) * (1 - _SLACK)))
+    largest = max_ranks if high >= 1 else math.floor(1 / (1 - high) * (1 + _SLACK))
+    return list(range(max(smallest, 1), min(largest, max_ranks) + 1))
+
+
+def _informative(measured: Iterable[Measured]) -> list[Measured]:
+    return [
+        m
+        for m in measured
+        if m.nbytes > 0 and m.algbw.value > 0 and m.busbw.value > 0 and not math.isnan(m.busbw.value)
+    ]
+
+
+def _resolve_ranks(
+    explicit: int | None, devices: list[Device], collective: str | None, data: RunData, warnings: list[str]
+) -> tuple[int, tuple[Evidence, ...]]:
+    """The number of ranks and every source's evidence, the one used first."""
+    if explicit is not None and explicit < 1:
+        raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
+    found = _rank_evidence(devices, collective, data)
+    chosen = _choose_ranks(explicit, found, data.source)
+    warnings += _rank_disagreements(chosen, found)
+    return chosen.value, (chosen, *[e for e in found if e is not chosen])
+
+
+def _rank_evidence(devices: list[Device], collective: str | None, data: RunData) -> list[Evidence]:
+    found = _device_evidence(devices)
+    if data.info_nranks:
+        line, value, text = data.info_nranks[0]
+        found.append(Evidence.at(value, "NCCL INFO nranks", line, text))
+    per_process = _per_process(data.header)
+    if data.header_line is not None and per_process is not None:
+        line, text = data.header_line
+        found.append(Evidence.at(per_process, "nThread x nGpus", line, text))
+    if data.prefix_ranks:
+        line, rank = max(data.prefix_ranks.items(), key=lambda item: (item[1], -item[0]))
+        processes = rank + 1
+        found.append(
+            Evidence(processes * (per_process or 1), "MPI/Slurm line prefix", line, f"rank {rank} prefix")
+        )
+    ratio = _ratio_evidence(collective, data.measured)
+    return found + ([ratio] if ratio is not None else [])
+
+
+def _device_evidence(devices: list[Device]) -> list[Evidence]:
+    if not devices:
+        return []
+    last = devices[-1]
+    text = f"Rank {last.rank} on {last.host} device {last.device} {last.model}"
+    if [d.rank for d in devices] == list(range(len(devices))):
+        return [Evidence.at(len(devices), "device list", last.line, text)]
+    return [Evidence.at(last.rank + 1, "highest rank listed", last.line, text)]
+
+
+def _per_process(header: dict[str, int | str]) -> int | None:
+    threads, gpus = header.get("nThread"), header.get("nGpus")
+    if isinstance(threads, int) and isinstance(gpus, int) and threads > 0 and gpus > 0:
         return threads * gpus
+    return None
+
+
+def _ratio_family(collective: str | None, rows: list[Measured]) -> tuple[str | None, str]:
+    """The collective whose factor to use and how it was chosen.
+
+    Without a known collective the ratio itself tells the family: only
+    all_reduce has busbw > algbw (2(n-1)/n > 1 for n > 2), and all ring
+    collectives (all_gather, reduce_scatter, all_to_all ...) share (n-1)/n < 1.
+    """
+    if collective is not None or not rows:
+        return (collective if collective in RANK_SCALES else None), str(collective)
+    above = any(m.busbw.value - m.busbw.half_ulp > m.algbw.value + m.algbw.half_ulp for m in rows)
+    below = any(m.busbw.value + m.busbw.half_ulp < m.algbw.value - m.algbw.half_ulp for m in rows)
+    if above and not below:
+        return "all_reduce", "all_reduce (collective unknown; only all_reduce has busbw > algbw)"
+    if below and not above:
+        return "all_gather", "a ring collective (collective unknown; busbw < algbw)"
+    return None, ""
+
+
+def _ratio_evidence(collective: str | None, measured: list[Measured]) -> Evidence | None:
+    rows = _informative(measured)
+    family, named = _ratio_family(collective, rows)
+    if family is None or not rows:
+        return None
+    fits = ranks_from_bandwidths(family, rows)
+    first = min(m.line for m in rows)
+    described = f"{len(rows)} printed busbw/algbw pairs of {named}"
+    if not fits:  # the rows that disagree are warned about once the number is known
+        return None
+    if len(fits) == 1:
+        return Evidence(fits[0], "busbw/algbw ratio", first, f"{described} fit only n = {fits[0]}")
+    return Evidence((fits[0], fits[-1]), _AMBIGUOUS, first, f"{described} fit n = {fits[0]}..{fits[-1]}")
+
+
+def _choose_ranks(explicit: int | None, found: list[Evidence], source: str | None) -> Evidence:
+    if explicit is not None:
+        return Evidence(explicit, EXACT_SOURCES[0])
+    for kind in EXACT_SOURCES[1:]:
+        exact = next((e for e in found if e.source == kind), None)
+        if exact is not None:
+            return exact
+    bounds = [e for e in found if e.source not in EXACT_SOURCES and e.source != _AMBIGUOUS]
+    ambiguous = next((e for e in found if e.source == _AMBIGUOUS), None)
+    best = max(bounds, key=lambda e: e.value, default=None)
+    if best is not None and (ambiguous is None or ambiguous.value[0] <= best.value <= ambiguous.value[1]):
+        return best
     raise ParseError(
-        "cannot tell the number of ranks: the log has no '# Using devices' list and no "
-        "'# nThread .. nGpus ..' header; pass n_ranks",
-        source=data.source,
+        f"cannot tell the number of ranks: {_why_unknown(best, ambiguous)}; pass --gpus N", source=source
     )
+
+
+def _why_unknown(best: Evidence | None, ambiguous: Evidence | None) -> str:
+    if ambiguous is None:
+        return (
+            "the log has no device list, no run header and no NCCL INFO nranks line, and busbw/algbw "
+            "of its rows does not depend on the number of ranks"
+        )
+    low, high = ambiguous.value
+    bound = f"; at least {best.value} by the {best.source}" if best is not None else ""
+    return f"the busbw/algbw ratio of the rows fits every number from {low} to {high}{bound}"
+
+
+def _rank_disagreements(chosen: Evidence, found: list[Evidence]) -> list[str]:
+    warnings = []
+    for other in found:
+        if other is chosen:
+            continue
+        if other.source == _AMBIGUOUS:
+            wrong = not other.value[0] <= chosen.value <= other.value[1]
+        else:
+            wrong = other.value > chosen.value or (
+                other.source in EXACT_SOURCES and other.value != chosen.value
+            )
+        if wrong:
+            says = "at least " if other.source not in EXACT_SOURCES else ""
+            warnings.append(
+                f"number of ranks: the {other.describe()} says {says}{_show(other.value)} but the "
+                f"{chosen.describe()} says {chosen.value}; using {chosen.value} ({chosen.source})"
+            )
+    if chosen.source not in EXACT_SOURCES:
+        warnings.append(
+            f"number of ranks {chosen.value} is only a lower bound ({chosen.describe()}); pass --gpus N"
+        )
+    return warnings
+
+
+def _show(value: object) -> str:
+    return f"{value[0]} to {value[1]}" if isinstance(value, tuple) else str(value)
 
 
 def _wrong_warnings(data: RunData) -> list[str]:

@@ -1,6 +1,6 @@
 """Read nccl-tests' ``-J`` JSON output into a RunData.
 
-nccl-tests (``src/util.cu``, JSON file version 2) writes one object:
+nccl-tests (``src/util.cu``, JSON file versions 1 to 3) writes one object:
 ``version``, ``start_time``, ``args`` (the command line), ``env``,
 ``nccl_version`` (NCCL's integer version code), ``config`` (the run header
 and a ``devices`` list), ``results`` (one object per message size with
@@ -9,6 +9,14 @@ and a ``devices`` list), ``results`` (one object per message size with
 ``bus_bw`` (GB/s) and ``nwrong``), ``out_of_bounds``,
 ``average_bus_bandwidth``, ``errors`` and ``end_time``. Numbers are printed
 with ``%lf`` (six decimals); NaN is written as the string ``"nan"``.
+
+The versions differ in details this reader accepts: ``step_factor`` or
+``step_bytes``; ``time`` or ``cpu_time``; ``nwrong`` null when errors are
+not checked; extra ``bitwise`` and ``*_per_iter`` objects (version 3);
+``"true"``/``"false"`` strings for flags; ``root`` as a padded string or an
+integer; a device entry that nccl-tests could not parse (old rank lines) is
+skipped with a warning. Hand-made files with ``algbw``/``busbw``/``bytes``
+spellings are read too.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from commsim.calibrate.parser_common import (
     Printed,
     RunData,
 )
+from commsim.calibrate.settings import read_json_settings
 from commsim.errors import ParseError
 
 __all__ = ["read_json_run"]
@@ -39,15 +48,30 @@ _CONFIG_NAMES = {  # JSON config key -> the text header's name for it
     "aggregated_iterations": "agg iters",
 }
 _HALVES = (("out_of_place", "out-of-place"), ("in_place", "in-place"))
+_KEYS = {  # what a value is called, in the order tried
+    "size": ("size", "bytes", "nbytes"),
+    "type": ("type", "dtype", "datatype"),
+    "time": ("time", "cpu_time", "time_us"),
+    "alg_bw": ("alg_bw", "algbw"),
+    "bus_bw": ("bus_bw", "busbw"),
+    "nwrong": ("nwrong", "wrong", "errors"),
+}
+
+
+def _key(entry: dict[str, Any], name: str) -> str:
+    """The spelling of ``name`` that ``entry`` uses (the usual one if none)."""
+    return next((key for key in _KEYS[name] if key in entry), _KEYS[name][0])
 
 
 class _Where:
     """Where a value sits, for error messages: result index and line."""
 
-    def __init__(self, source: str | None, line: int, what: str) -> None:
-        self.source, self.line, self.what = source, line, what
+    def __init__(self, source: str | None, line: int, what: str, *, locate: bool = True) -> None:
+        self.source, self.line, self.what, self.locate = source, line, what, locate
 
     def fail(self, message: str) -> ParseError:
+        if not self.locate:
+            return ParseError(f"{self.what}: {message}")
         return ParseError(f"{self.what}: {message}", source=self.source, line=self.line)
 
 
@@ -63,17 +87,30 @@ def read_json_run(lines: list[str], source: str | None) -> RunData:
     if not isinstance(results, list):
         raise ParseError("JSON has no 'results' list; expected nccl-tests -J output", source=source)
     data = RunData(source=source)
-    top = next(number for number, line in enumerate(lines, 1) if line.strip())  # the opening brace
+    filled = [number for number, line in enumerate(lines, 1) if line.strip()]
+    top = filled[0]  # the opening brace
+    data.first_line, data.last_line = top, filled[-1]
     config = document.get("config")
     config = config if isinstance(config, dict) else {}
     data.header = _header(config)
-    for index, device in enumerate(config.get("devices") or []):
-        data.devices.append(_device(device, _Where(source, top, f"config.devices[{index}]")))
+    if "nThread" in data.header or "nGpus" in data.header:
+        data.header_line = (top, "config: " + json.dumps({k: config.get(k) for k in ("nthreads", "ngpus")}))
+    _read_devices(config.get("devices", document.get("devices")), data, top)
     _read_identity(document, data)
+    data.settings = read_json_settings(document, top)
     for index, line in enumerate(_result_lines(text, len(results))):
         _read_result(results[index], _Where(source, line, f"results[{index}]"), data)
     _read_footer(document, data, top)
     return data
+
+
+def _read_devices(devices: object, data: RunData, line: int) -> None:
+    for index, device in enumerate(devices if isinstance(devices, list) else []):
+        where = _Where(None, line, f"config.devices[{index}]", locate=False)  # the message alone
+        try:
+            data.devices.append(_device(device, where))
+        except ParseError as exc:
+            data.warnings.append(f"line {line}: device entry skipped: {exc}")
 
 
 def _header(config: dict[str, Any]) -> dict[str, int | str]:
@@ -84,7 +121,9 @@ def _header(config: dict[str, Any]) -> dict[str, int | str]:
             header["step"] = f"{value}(factor)"
         elif key == "step_bytes":
             header["step"] = f"{value}(bytes)"
-        elif isinstance(value, (int, str)) and not isinstance(value, bool):
+        elif isinstance(value, bool):
+            header[_CONFIG_NAMES.get(key, key)] = int(value)
+        elif isinstance(value, (int, str)):
             header[_CONFIG_NAMES.get(key, key)] = value
     return header
 
@@ -135,18 +174,21 @@ def _result_lines(text: str, count: int) -> list[int]:
 def _read_result(result: object, where: _Where, data: RunData) -> None:
     if not isinstance(result, dict):
         raise where.fail(f"expected a result object, found {result!r}")
-    nbytes = _integer(result, "size", where)
+    nbytes = _integer(result, _key(result, "size"), where)
     halves = {}
     for key, label in _HALVES:
         halves[key] = _half(result.get(key), nbytes, label, where, data)
     oop, ip = halves["out_of_place"], halves["in_place"]
     if oop is None:
-        raise where.fail("has no out_of_place measurement (trace replays are not supported)")
+        raise where.fail(
+            "has no out_of_place measurement (an in-place-only trace replay); "
+            "expected nccl-tests -J output of a normal run"
+        )
     data.rows.append(
         NcclTestsRow(
             nbytes=nbytes,
             count=_integer(result, "count", where),
-            dtype=_string(result, "type", where),
+            dtype=_string(result, _key(result, "type"), where),
             redop=_string(result, "redop", where) if "redop" in result else None,
             root=_root(result, where),
             oop_time_s=oop[0],
@@ -171,16 +213,20 @@ def _half(
     inner = _Where(where.source, where.line, f"{where.what}.{label.replace('-', '_')}")
     if not isinstance(entry, dict):
         raise inner.fail(f"expected a measurement object, found {entry!r}")
-    time_us = _number(entry, "cpu_time" if "cpu_time" in entry else "time", inner)
-    algbw = _number(entry, "alg_bw", inner)
-    busbw = _number(entry, "bus_bw", inner)
-    wrong = entry.get("nwrong")
+    time_us = _number(entry, _key(entry, "time"), inner)
+    if not time_us > 0:
+        key = _key(entry, "time")
+        raise inner.fail(f"'{key}' should be a positive time (us), found {entry.get(key)!r}")
+    algbw = _number(entry, _key(entry, "alg_bw"), inner)
+    busbw = _number(entry, _key(entry, "bus_bw"), inner)
+    wrong_key = _key(entry, "nwrong")
+    wrong = entry.get(wrong_key)
     seconds = Printed(time_us, _HALF_ULP).divided(1e6)
     measured = Measured(
         where.line, label, nbytes, seconds, Printed(algbw, _HALF_ULP), Printed(busbw, _HALF_ULP)
     )
     data.measured.append(measured)
-    wrong_count = int(_number(entry, "nwrong", inner)) if wrong not in (None, "nan") else None
+    wrong_count = int(_number(entry, wrong_key, inner)) if wrong not in (None, "nan") else None
     return seconds.value, algbw * GBPS, busbw * GBPS, wrong_count
 
 

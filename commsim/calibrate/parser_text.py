@@ -1,10 +1,18 @@
-"""Read the text nccl-tests prints (every format since 2017) into a RunData.
+"""Read the text nccl-tests prints (every format since 2017) into RunData, one per run.
 
 Lines are classified one at a time: the run header, the device list, version
 lines, the column header (which fixes the table's layout), result rows, and
-the footer. Anything else (NCCL INFO, MPI warnings, shell prompts) is noise.
-A line inside the table that starts with a digit is a result row and must
-match the column header, or it is a :class:`~commsim.errors.ParseError`.
+the footer. A result row is told from other text by its shape (the first
+field an integer and at least two thirds of the fields numbers, ``N/A``,
+type or reduction names); a line of another shape inside a table (MPI help
+text, NCCL INFO, warnings) is skipped with a warning naming it. A row that
+does not match its column header is a :class:`~commsim.errors.ParseError`,
+except a truncated last row of a table (a run killed mid-line), which is
+dropped with a warning.
+
+A log may hold several runs (scripts that loop over tests, node counts or
+datatypes): a new run starts at a run header (``# nThread``) or a column
+header that follows result rows; :func:`split_runs` finds them.
 """
 
 from __future__ import annotations
@@ -17,30 +25,41 @@ from typing import NamedTuple
 from commsim.calibrate.parser import Device, NcclTestsRow, decode_version_code, find_program
 from commsim.calibrate.parser_common import (
     GBPS,
+    CleanText,
     Measured,
     Printed,
     RunData,
     find_topo_matrix,
     printed,
 )
+from commsim.calibrate.settings import inherit_settings, read_settings
 from commsim.errors import ParseError
 
-__all__ = ["read_text_run"]
+__all__ = ["looks_like_row", "read_text_runs", "split_runs"]
 
 _NCCL_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+[^\s,;]*)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
 _DEVICE = re.compile(
-    r"^#\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>\S+)"
+    r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>\S+)"
     r"\s+device\s+(?P<device>\d+)(?:\s+\[(?P<bus>[^\]]*)\])?\s+(?P<model>.*\S)"
 )
-_RUN_HEADER = re.compile(r"^#\s*nThread\s")
+_RUN_HEADER = re.compile(r"^#?\s*nThread\s+\d+")
 _UNITS = re.compile(r"^#\s*\(B\)")
 _AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
+_TABLE_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds values|Collective test concluded)")
 _COMPILED_WITH = re.compile(r"^#\s*NCCL Tests compiled with NCCL (\S+)")
 _INTEGER = re.compile(r"^-?\d+$")
 _NCCL_LOG = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s")  # NCCL_DEBUG lines: "host:pid:tid [dev] ..."
-
+_INFO_NRANKS = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks (\d+)\b")
+_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d)$")
+_ROW_WORDS = {  # type and reduction names nccl-tests prints, lower case
+    *("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16"),
+    *("fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2", "int", "char", "bf16", "fp16", "fp32", "fp64"),
+    *("sum", "prod", "max", "min", "avg", "premulsum", "mulsum", "none", "all"),
+    *("n/a", "nan", "inf", "-nan", "-inf"),
+}
 _LABELS = {  # canonical column name: header labels of all nccl-tests versions
     "size": "size bytes",
     "count": "count n",
@@ -93,17 +112,126 @@ class _Half(NamedTuple):
     max_error: float | None
 
 
-def read_text_run(lines: list[str], source: str | None) -> RunData:
-    """Read cleaned text lines (see ``clean_lines``) of one nccl-tests run."""
+def looks_like_row(tokens: list[str]) -> bool:
+    """Whether whitespace-split ``tokens`` have the shape of a result row.
+
+    The first token must be an integer-like number and at least two thirds
+    of the tokens numbers, ``N/A``, time stamps or type and reduction names;
+    MPI help text (``8 more processes have sent help message ...``) is not.
+    """
+    if len(tokens) < 4 or not tokens[0][:1].isdigit():
+        return False
+    fitting = sum(
+        1 for token in tokens if _NUMBER.match(token) or _STAMP.match(token) or token.lower() in _ROW_WORDS
+    )
+    return 3 * fitting >= 2 * len(tokens)
+
+
+def _is_column_header(text: str) -> bool:
+    lowered = text.lstrip("#").lower().split()
+    return bool(lowered) and lowered[0] in ("size", "bytes") and "algbw" in lowered
+
+
+def split_runs(lines: list[str]) -> list[tuple[int, int]]:
+    """The runs of a log as ``(start, end)`` slices of ``lines`` (0-based, end exclusive).
+
+    A run starts at a run header or column header that follows result rows;
+    the lines between the previous run's last row or footer and that header
+    (the command, ``# Collective test starting: ...``) belong to the new run.
+    """
+    starts, rows_seen, last_table, layout_seen = [0], False, -1, False
+    for index, line in enumerate(lines):
+        text = line.strip()
+        if not text or _NCCL_LOG.match(text):
+            continue
+        header = _is_column_header(text)
+        if header or _RUN_HEADER.match(text):
+            if rows_seen:
+                starts.append(last_table + 1)
+                rows_seen = False
+            layout_seen = layout_seen or header
+        elif _TABLE_END.match(text):
+            last_table = index if rows_seen else last_table
+        elif layout_seen and not text.startswith("#") and looks_like_row(text.split()):
+            rows_seen, last_table = True, index
+    return list(zip(starts, [*starts[1:], len(lines)], strict=True))
+
+
+def read_text_runs(text: CleanText, source: str | None) -> list[RunData]:
+    """Read the cleaned text of an nccl-tests log: one RunData per run, in file order."""
+    runs: list[RunData] = []
+    for start, end in split_runs(text.lines):
+        data = _read_segment(text, start, end, source)
+        if runs:
+            _inherit(data, runs[-1], text.lines[:start])
+        runs.append(data)
+    return _without_empty_runs(runs)
+
+
+def _without_empty_runs(runs: list[RunData]) -> list[RunData]:
+    """Drop runs without result rows (killed at start) when others have rows; their neighbour says so."""
+    kept = [data for data in runs if data.rows]
+    if not kept or len(kept) == len(runs):
+        return runs
+    for data in runs:
+        if not data.rows:
+            earlier = [k for k in kept if (k.first_line or 0) < (data.first_line or 0)]
+            neighbour = earlier[-1] if earlier else kept[0]
+            neighbour.warnings.append(
+                f"lines {data.first_line}-{data.last_line}: a run without result rows (stopped before "
+                "its table?) was skipped"
+            )
+    return kept
+
+
+def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> RunData:
+    lines = text.lines[start:end]
     reader = _TextReader(source)
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=start + 1):
         reader.feed(number, line)
+    reader.finish()
     data = reader.data
     data.nccl_version = data.nccl_version or reader.library_version
-    data.program = next(filter(None, map(find_program, lines)), None)
+    data.program = _nearest_program(text.lines, start, end)
     data.command = _find_command(lines)
-    data.topo_matrix = find_topo_matrix(lines)
+    data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
+    data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
+    data.settings = read_settings(lines, start + 1)
+    filled = [n for n, line in enumerate(lines, start=start + 1) if line.strip()]
+    data.first_line, data.last_line = start + 1, (filled[-1] if filled else end)
     return data
+
+
+def _nearest_program(lines: list[str], start: int, end: int) -> str | None:
+    """The ``*_perf`` name nearest before the run's table, else the first in or after it."""
+    table = next((i for i in range(start, end) if _is_column_header(lines[i].strip())), end)
+    for index in range(table - 1, -1, -1):
+        program = find_program(lines[index])
+        if program:
+            return program
+    return next(filter(None, map(find_program, lines[table:end])), None)
+
+
+def _inherit(data: RunData, previous: RunData, earlier: list[str]) -> None:
+    """A later run takes what it does not print itself from the text before it."""
+    if earlier:
+        data.settings = inherit_settings(data.settings, read_settings(earlier, 1))
+    data.nccl_version = data.nccl_version or previous.nccl_version
+    if not data.header and not data.devices:
+        data.header, data.header_line, data.devices = previous.header, previous.header_line, previous.devices
+        data.warnings.append(
+            f"line {data.first_line}: this run has no header or device list of its own; "
+            f"they are taken from the run at lines {previous.first_line}-{previous.last_line}"
+        )
+
+
+class _Pending(NamedTuple):
+    """A result row with too few fields, dropped if it is the table's last."""
+
+    line: int
+    found: int
+    expected: int
+    message: str
 
 
 class _TextReader:
@@ -114,6 +242,8 @@ class _TextReader:
         self.layout: _Layout | None = None
         self.in_table = False
         self.library_version: str | None = None
+        self.skipped: list[tuple[int, str]] = []
+        self.pending: _Pending | None = None
         self.handlers: list[tuple[re.Pattern[str], Callable[[int, re.Match[str]], None]]] = [
             (_DEVICE, self._device),
             (_RUN_HEADER, self._run_header),
@@ -131,27 +261,58 @@ class _TextReader:
         text = line.strip()
         if not text:
             return
-        version = _NCCL_VERSION.search(text)
-        if version and self.data.nccl_version is None:
-            self.data.nccl_version = version.group(1)
+        self._scan_info(number, text)
         if _NCCL_LOG.match(text):
+            self._not_a_row(number, text)
             return
-        if text.startswith("#"):
-            self._comment(number, text)
-        elif text[0].isdigit():
-            self._row(number, text.split())
-
-    def _comment(self, number: int, text: str) -> None:
         for pattern, handler in self.handlers:
             match = pattern.match(text)
             if match:
                 handler(number, match)
                 return
-        tokens = text[1:].split()
-        lowered = [token.lower() for token in tokens]
-        if lowered and lowered[0] in ("size", "bytes") and "algbw" in lowered:
-            self.layout = _read_layout(number, tokens, self._fail)
+        if _is_column_header(text):
+            self._end_table()
+            self.layout = _read_layout(number, text.lstrip("#").split(), self._fail)
             self.in_table = True
+        elif not text.startswith("#"):
+            tokens = text.split()
+            if looks_like_row(tokens):
+                self._row(number, tokens)
+            else:
+                self._not_a_row(number, text)
+
+    def finish(self) -> None:
+        """End of the run's text: close the table."""
+        self._end_table()
+
+    def _scan_info(self, number: int, text: str) -> None:
+        version = _NCCL_VERSION.search(text)
+        if version and self.data.nccl_version is None:
+            self.data.nccl_version = version.group(1)
+        nranks = _INFO_NRANKS.search(text)
+        if nranks:
+            self.data.info_nranks.append((number, int(nranks.group(1)), text))
+
+    def _not_a_row(self, number: int, text: str) -> None:
+        if self.in_table:
+            self.skipped.append((number, text))
+
+    def _end_table(self) -> None:
+        if self.skipped:
+            lines = ", ".join(str(n) for n, _ in self.skipped[:6]) + (
+                ", ..." if len(self.skipped) > 6 else ""
+            )
+            first = self.skipped[0][1][:80]
+            self.data.warnings.append(
+                f"line{'s' if len(self.skipped) > 1 else ''} {lines}: not result rows inside the table "
+                f"(skipped); the first reads {first!r}"
+            )
+        if self.pending is not None:
+            self.data.warnings.append(
+                f"line {self.pending.line}: the last row of the table is truncated ({self.pending.found} of "
+                f"{self.pending.expected} fields) and was dropped"
+            )
+        self.skipped, self.pending, self.in_table = [], None, False
 
     def _device(self, number: int, match: re.Match[str]) -> None:
         pid = match.group("pid")
@@ -163,23 +324,18 @@ class _TextReader:
                 model=match.group("model"),
                 pid=int(pid) if pid is not None else None,
                 bus_id=match.group("bus"),
+                line=number,
             )
         )
 
     def _run_header(self, number: int, match: re.Match[str]) -> None:
-        if self.data.rows:
-            raise self._fail(
-                f"a second nccl-tests run starts here, after result rows at lines "
-                f"{self.data.rows[0].line}-{self.data.rows[-1].line}; split the log into one "
-                "file per run",
-                number,
-            )
         if "nThread" in self.data.header:
             self.data.warnings.append(
                 f"line {number}: a second run header before any result; were several "
                 "non-MPI nccl-tests processes started by mpirun?"
             )
         self.data.header.update(_read_run_header(match.string))
+        self.data.header_line = (number, match.string)
 
     def _tests_version(self, number: int, match: re.Match[str]) -> None:
         tests, headers, library = match.groups()
@@ -199,7 +355,7 @@ class _TextReader:
             self.layout.time_per_s = 1e6
 
     def _avg_busbw(self, number: int, match: re.Match[str]) -> None:
-        self.in_table = False
+        self._end_table()
         try:
             self.data.avg_busbw = printed(match.group(1))
         except ValueError:
@@ -207,7 +363,7 @@ class _TextReader:
             raise self._fail(f"'Avg bus bandwidth' should be a number, found {found!r}", number) from None
 
     def _out_of_bounds(self, number: int, match: re.Match[str]) -> None:
-        self.in_table = False
+        self._end_table()
         self.data.out_of_bounds = int(match.group(1))
 
     def _row(self, number: int, tokens: list[str]) -> None:
@@ -219,10 +375,25 @@ class _TextReader:
                     number,
                 )
             return
-        if self.in_table:
-            row, measured = _read_row(number, tokens, self.layout, self._fail)
-            self.data.rows.append(row)
-            self.data.measured.extend(measured)
+        if not self.in_table:
+            return
+        if self.pending is not None:
+            raise self._fail(self.pending.message, self.pending.line)
+        width = self.layout.width
+        if len(tokens) < width:
+            self.pending = _Pending(number, len(tokens), width, _width_message(tokens, self.layout))
+            return
+        row, measured = _read_row(number, tokens, self.layout, self._fail)
+        self.data.rows.append(row)
+        self.data.measured.extend(measured)
+
+
+def _width_message(tokens: list[str], layout: _Layout) -> str:
+    labels = " ".join(column.label for column in layout.columns)
+    return (
+        f"result row has {len(tokens)} fields but the column header at line {layout.line} "
+        f"announces {layout.width} ({labels}); the row is truncated or garbled"
+    )
 
 
 def _read_run_header(text: str) -> dict[str, int | str]:
@@ -270,12 +441,7 @@ def _read_row(
 ) -> tuple[NcclTestsRow, list[Measured]]:
     """One result row, read by the layout of its table."""
     if len(tokens) != layout.width:
-        labels = " ".join(column.label for column in layout.columns)
-        raise fail(
-            f"result row has {len(tokens)} fields but the column header at line {layout.line} "
-            f"announces {layout.width} ({labels}); the row is truncated or garbled",
-            number,
-        )
+        raise fail(_width_message(tokens, layout), number)
     cells = _Cells(number, tokens, layout, fail)
     nbytes = cells.integer("", "size", "size")
     measured: list[Measured] = []
@@ -356,6 +522,8 @@ class _Cells:
         error = self.number(slot, "error", optional=True)
         if time is None or algbw is None or busbw is None:
             return _Half(None, None, None, None, None)
+        if not time.value > 0:
+            raise self._bad(slot, "time", "a positive time")
         seconds = time.divided(self.time_per_s)
         label = _SLOT_NAMES[slot]
         measured.append(Measured(self.line, label, nbytes, seconds, algbw, busbw))

@@ -1,0 +1,440 @@
+"""What an nccl-tests log says about how NCCL ran: library, version, forced settings, network.
+
+Each fact is kept as :class:`~commsim.calibrate.evidence.Evidence` (value,
+kind of source, line, text) so a report can show how it is known. Sources,
+most trusted first:
+
+* NCCL's own ``NCCL_DEBUG=INFO`` lines: ``NCCL version 2.26.2+cuda12.8``,
+  ``NCCL_ALGO set by environment to Ring``, ``Using network IB``,
+  ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE``,
+  ``NET/OFI Selected Provider is efa``, ``via NET/IB/0/GDRDMA``,
+  ``NVLS multicast support is not available on dev 0`` ... (NCCL
+  ``src/init.cc``, ``src/transport/net_ib.cc``, ``src/misc/param.cc``;
+  aws-ofi-nccl ``src/nccl_ofi_net.c``);
+* the ``-J`` JSON's ``env`` list and ``nccl_version`` code;
+* nccl-tests' ``# nccl-tests version ... nccl-library=22602`` header;
+* command lines the log shows: ``mpirun -x NCCL_X=V`` (backslash-continued
+  lines joined), ``export NCCL_X=V``, ``NCCL_X=V ./build/...``,
+  ``srun --export=ALL,NCCL_X=V``, ``mpiexec -genv NCCL_X V``.
+
+When sources disagree every one is kept (``RunSettings.evidence``), the
+most trusted is used and a warning says so.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from commsim.calibrate.evidence import Evidence
+
+__all__ = [
+    "NETWORKS",
+    "RunSettings",
+    "decode_version_code",
+    "inherit_settings",
+    "read_json_settings",
+    "read_settings",
+]
+
+NETWORKS = ("ib", "roce", "efa", "socket", "tcpxo", "tcpx", "slingshot")
+"""Values of :attr:`RunSettings.network`."""
+
+_FACTS = ("library", "version", "network", "nics", "gdr", "collnet", "nvls")
+_NOT_SETTINGS = {"NCCL_VERSION"}  # set by NVIDIA containers to the packaged version, not read by NCCL
+_REFINES = {("ib", "roce"), ("efa", "slingshot")}  # (generic, specific): no conflict
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How NCCL ran, as far as the log shows; every fact is Evidence or None.
+
+    Attributes
+    ----------
+    library : Evidence or None
+        ``"NCCL"`` or ``"RCCL"``.
+    version : Evidence or None
+        Library version ``"2.26.2"`` (without the ``+cuda`` suffix).
+    env : dict of str to Evidence
+        Forced ``NCCL_*`` settings (``NCCL_ALGO``, ``NCCL_PROTO``,
+        ``NCCL_NVLS_ENABLE``, ``NCCL_IB_HCA`` ...): the value NCCL was given,
+        as a string.
+    network : Evidence or None
+        The inter-node transport, one of :data:`NETWORKS`.
+    nics : Evidence or None
+        How many NICs NCCL lists in its ``Using [0]... [1]...`` line (or the
+        aws-ofi-nccl device count).
+    gdr : Evidence or None
+        True when GPUDirect RDMA is used or enabled, False when disabled.
+    collnet, nvls : Evidence or None
+        True when CollNet (SHARP) / NVLink SHARP is used or available, False
+        when NCCL says it is unavailable.
+    evidence : dict of str to tuple of Evidence
+        Every source's word on each fact (keys: the attribute names above
+        and each ``NCCL_*`` name), the one used first.
+    warnings : tuple of str
+        Disagreements between sources.
+    """
+
+    library: Evidence | None = None
+    version: Evidence | None = None
+    env: dict[str, Evidence] = field(default_factory=dict)
+    network: Evidence | None = None
+    nics: Evidence | None = None
+    gdr: Evidence | None = None
+    collnet: Evidence | None = None
+    nvls: Evidence | None = None
+    evidence: dict[str, tuple[Evidence, ...]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+def decode_version_code(code: int) -> str:
+    """NCCL's ``NCCL_VERSION_CODE`` as ``major.minor.patch``.
+
+    Codes from 2.9 on are ``major*10000 + minor*100 + patch``; older ones
+    ``major*1000 + minor*100 + patch``.
+
+    Examples
+    --------
+    >>> decode_version_code(22602), decode_version_code(2408)
+    ('2.26.2', '2.4.8')
+    """
+    if code >= 10000:
+        return f"{code // 10000}.{code % 10000 // 100}.{code % 100}"
+    return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
+
+
+# ------------------------------------------------------------ line rules
+
+
+class _Found:
+    """Evidence gathered so far: fact -> [(rank, Evidence)], lower rank more trusted."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, list[tuple[int, Evidence]]] = {}
+
+    def add(self, fact: str, rank: int, evidence: Evidence) -> None:
+        entries = self.items.setdefault(fact, [])
+        if not any(
+            r == rank and e.source == evidence.source and e.value == evidence.value for r, e in entries
+        ):
+            entries.append((rank, evidence))
+
+
+_Rule = tuple[str, int, str, re.Pattern[str], Callable[[re.Match[str]], Any]]
+
+_INFO = "NCCL INFO line"
+_LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
+    ("library", 0, "NCCL version line", re.compile(r"\bNCCL version \d+\.\d+\.\d+"), lambda m: "NCCL"),
+    ("library", 0, "RCCL version line", re.compile(r"\bRCCL version \d+\.\d+\.\d+"), lambda m: "RCCL"),
+    ("library", 1, "rccl-tests line", re.compile(r"^#?\s*rccl-tests\b", re.IGNORECASE), lambda m: "RCCL"),
+    ("library", 2, "nccl-tests header", re.compile(r"^#\s*nccl-tests version\s"), lambda m: "NCCL"),
+    (
+        "version",
+        0,
+        "NCCL version line",
+        re.compile(r"\b[NR]CCL version (\d+\.\d+\.\d+)"),
+        lambda m: m.group(1),
+    ),
+    (
+        "version",
+        1,
+        "nccl-tests header nccl-library",
+        re.compile(r"\bnccl-library=(\d+)"),
+        lambda m: decode_version_code(int(m.group(1))),
+    ),
+    (
+        "network",
+        0,
+        _INFO,
+        re.compile(r"NCCL INFO Using network (\S.*?)\s*$"),
+        lambda m: _network_name(m.group(1)),
+    ),
+    (
+        "network",
+        1,
+        "NET/IB device list",
+        re.compile(r"NET/IB\s*:\s*Using\s+\[\d+\]"),
+        lambda m: _ib_kind(m.string),
+    ),
+    (
+        "network",
+        1,
+        "NET/Socket device list",
+        re.compile(r"NET/Socket\s*:\s*Using\s+\[\d+\]"),
+        lambda m: "socket",
+    ),
+    (
+        "network",
+        1,
+        "NET/OFI provider",
+        re.compile(r"NET/OFI Selected [Pp]rovider is (\w+)"),
+        lambda m: {"efa": "efa", "cxi": "slingshot", "tcp": "socket"}.get(m.group(1).lower()),
+    ),
+    ("network", 1, _INFO, re.compile(r"NET/(?:GPUDirectTCPX|TCPX)\b"), lambda m: "tcpx"),
+    (
+        "network",
+        1,
+        _INFO,
+        re.compile(r"NET/(?:FasTrak|TCPXO|GPUDirectTCPXO)\b", re.IGNORECASE),
+        lambda m: "tcpxo",
+    ),
+    (
+        "nics",
+        0,
+        "NET device list",
+        re.compile(r"NET/\w+\s*:\s*Using\s+(\[\d+\].*)$"),
+        lambda m: _count_nics(m.group(1)),
+    ),
+    (
+        "nics",
+        1,
+        "NET/OFI device count",
+        re.compile(r"NET/OFI Forcing AWS OFI ndev (\d+)"),
+        lambda m: int(m.group(1)),
+    ),
+    ("nics", 1, "NET/OFI device count", re.compile(r"\(found (\d+) nics\)"), lambda m: int(m.group(1))),
+    ("gdr", 0, "channel via GDRDMA", re.compile(r"via NET/\S+/GDRDMA"), lambda m: True),
+    (
+        "gdr",
+        1,
+        _INFO,
+        re.compile(r"GPU ?Direct RDMA (Enabled|Disabled) for"),
+        lambda m: m.group(1) == "Enabled",
+    ),
+    (
+        "nvls",
+        0,
+        _INFO,
+        re.compile(r"NVLS multicast support is (not )?available"),
+        lambda m: m.group(1) is None,
+    ),
+    ("nvls", 0, _INFO, re.compile(r"NCCL INFO NVLS comm 0x"), lambda m: True),
+    ("nvls", 1, "channel summary", re.compile(r"\b(\d+) nvls channels\b"), lambda m: int(m.group(1)) > 0),
+    (
+        "collnet",
+        0,
+        _INFO,
+        re.compile(r"(?i)\bcollnet\b.*\b(?:connected|enabled|setup done)\b|loaded coll(?:net)? plugin"),
+        lambda m: True,
+    ),
+    (
+        "collnet",
+        1,
+        _INFO,
+        re.compile(
+            r"Failed to find ncclCollNetPlugin|(?i:\bcollnet\b.*\b(?:not supported|disabled|unavailable))"
+        ),
+        lambda m: False,
+    ),
+]
+
+_ENV_INFO = re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S.*?)\.?\s*$")
+_ENV_PLUGIN = re.compile(r"Setting (NCCL_[A-Z0-9_]+) environment variable to (\S+)")
+_ASSIGNMENT = re.compile(r"^(NCCL_[A-Z0-9_]+)=(.*)$")
+_NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
+_PROMPT = re.compile(r"^(?:[>$#]\s+|[\w.@:~/-]+[$#]\s+)")
+
+
+def _network_name(name: str) -> str | None:
+    key = re.sub(r"[^a-z]", "", name.lower())
+    names = {"ib": "ib", "socket": "socket", "awslibfabric": "efa", "ofi": "efa", "libfabric": "efa"}
+    if key in names:
+        return names[key]
+    if "tcpxo" in key or "fastrak" in key:
+        return "tcpxo"
+    if "tcpx" in key:
+        return "tcpx"
+    return "slingshot" if "cxi" in key or "slingshot" in key else None
+
+
+def _ib_kind(line: str) -> str:
+    return "roce" if "/RoCE" in line else "ib"
+
+
+def _count_nics(listing: str) -> int:
+    return len(re.findall(r"\[\d+\]", listing))
+
+
+def read_settings(lines: Sequence[str], first_line: int = 1) -> RunSettings:
+    """The settings the text lines of a log show.
+
+    Parameters
+    ----------
+    lines : sequence of str
+        Log lines with launcher prefixes removed (``clean_lines``).
+    first_line : int
+        Line number of ``lines[0]`` in its file.
+
+    Returns
+    -------
+    RunSettings
+    """
+    found = _Found()
+    for number, text in enumerate(lines, start=first_line):
+        _read_line(found, number, text)
+    for number, command in _commands(lines, first_line):
+        for name, value, source in _command_settings(command):
+            found.add(name, 2, Evidence.at(value, source, number, command))
+    return _settle(found)
+
+
+def _read_line(found: _Found, number: int, text: str) -> None:
+    if not text.strip():
+        return
+    for fact, rank, source, pattern, value_of in _LINE_RULES:
+        match = pattern.search(text)
+        if match:
+            value = value_of(match)
+            if value is not None:
+                found.add(fact, rank, Evidence.at(value, source, number, text))
+    for pattern, source in ((_ENV_INFO, _INFO), (_ENV_PLUGIN, "NET/OFI plugin")):
+        match = pattern.search(text)
+        if match and match.group(1) not in _NOT_SETTINGS:
+            found.add(match.group(1), 0, Evidence.at(match.group(2).strip(), source, number, text))
+
+
+def _commands(lines: Sequence[str], first_line: int) -> Iterator[tuple[int, str]]:
+    """Command lines (backslash continuations joined) with the line they start on."""
+    pending, start = "", first_line
+    for number, line in enumerate(lines, start=first_line):
+        text = _PROMPT.sub("", line.strip(), count=1) if not pending else line.strip().lstrip(">").strip()
+        if not pending:
+            start = number
+        if text.endswith("\\"):
+            pending += text[:-1].strip() + " "
+            continue
+        command, pending = (pending + text).strip(), ""
+        if command and not _NCCL_LOG.search(command):
+            yield start, command
+
+
+def _command_settings(command: str) -> Iterator[tuple[str, str, str]]:
+    """(name, value, source) of each NCCL_* setting a command line makes."""
+    try:
+        tokens = shlex.split(command, comments=False)
+    except ValueError:
+        tokens = command.split()
+    leading = True
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        assignment = _ASSIGNMENT.match(token)
+        if leading and (assignment or token == "env"):
+            if assignment:
+                yield assignment.group(1), assignment.group(2), "command line"
+            continue
+        leading = False
+        yield from _option_settings(token, following, tokens[index + 2 : index + 3])
+
+
+def _option_settings(token: str, following: str, after: list[str]) -> Iterator[tuple[str, str, str]]:
+    if token == "-x" and _ASSIGNMENT.match(following):
+        name, value = following.split("=", 1)
+        yield name, value, "mpirun -x"
+    elif token == "export":
+        match = _ASSIGNMENT.match(following)
+        if match:
+            yield match.group(1), match.group(2), "export"
+    elif token.startswith(("--export=", "--env=")):
+        for part in token.split("=", 1)[1].split(","):
+            match = _ASSIGNMENT.match(part)
+            if match:
+                yield match.group(1), match.group(2), "srun --export"
+    elif (
+        token in ("-genv", "-env", "--env")
+        and following.startswith("NCCL_")
+        and after
+        and "=" not in following
+    ):
+        yield following, after[0], f"mpiexec {token}"
+
+
+def _bare_name(token: str) -> bool:
+    return token.startswith("NCCL_") and "=" not in token
+
+
+def read_json_settings(document: Mapping[str, Any], line: int) -> RunSettings:
+    """The settings an nccl-tests ``-J`` document shows (``env`` list, ``nccl_version``).
+
+    Parameters
+    ----------
+    document : mapping
+        The parsed JSON object.
+    line : int
+        Line of the object's opening brace, for the evidence.
+    """
+    found = _Found()
+    code = document.get("nccl_version")
+    if isinstance(code, int) and not isinstance(code, bool) and code > 0:
+        found.add(
+            "version",
+            1,
+            Evidence(decode_version_code(code), "JSON nccl_version", line, f"nccl_version: {code}"),
+        )
+        found.add("library", 2, Evidence("NCCL", "JSON nccl_version", line, f"nccl_version: {code}"))
+    env = document.get("env")
+    for entry in env if isinstance(env, list) else []:
+        match = _ASSIGNMENT.match(entry) if isinstance(entry, str) else None
+        if match and match.group(1) not in _NOT_SETTINGS:
+            found.add(match.group(1), 1, Evidence.at(match.group(2), "JSON env", line, entry))
+    return _settle(found)
+
+
+# ------------------------------------------------------------ choosing
+
+
+def _settle(found: _Found) -> RunSettings:
+    chosen: dict[str, Evidence] = {}
+    evidence: dict[str, tuple[Evidence, ...]] = {}
+    warnings: list[str] = []
+    for fact, entries in found.items.items():
+        ordered = [e for _, e in sorted(entries, key=lambda item: item[0])]
+        best = _refined(ordered) if fact == "network" else ordered[0]
+        chosen[fact] = best
+        evidence[fact] = (best, *[e for e in ordered if e is not best])
+        warnings += _conflicts(fact, best, ordered)
+    env = {name: chosen[name] for name in sorted(chosen) if name.startswith("NCCL_")}
+    facts = {name: chosen.get(name) for name in _FACTS}
+    return RunSettings(env=env, evidence=evidence, warnings=tuple(warnings), **facts)
+
+
+def _refined(ordered: list[Evidence]) -> Evidence:
+    """The most trusted network evidence, or a more specific one it allows (IB -> RoCE)."""
+    best = ordered[0]
+    for other in ordered[1:]:
+        if (best.value, other.value) in _REFINES:
+            return other
+    return best
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return a.strip().lower() == b.strip().lower()
+    return bool(a == b)
+
+
+def _conflicts(fact: str, best: Evidence, ordered: list[Evidence]) -> list[str]:
+    warnings = []
+    for other in ordered:
+        agree = _same(other.value, best.value) or (other.value, best.value) in _REFINES
+        if not agree and fact not in ("gdr", "nics"):
+            warnings.append(
+                f"{fact}: {other.describe()} says {other.value!r} but {best.describe()} says "
+                f"{best.value!r}; using {best.value!r}"
+            )
+    return warnings
+
+
+def inherit_settings(own: RunSettings, earlier: RunSettings) -> RunSettings:
+    """``own`` with the facts it lacks taken from ``earlier`` (text before a run in the same file).
+
+    A script's ``export NCCL_X=V`` or the first run's version line applies to
+    every later run of the file; a run's own lines win.
+    """
+    facts = {name: getattr(own, name) or getattr(earlier, name) for name in _FACTS}
+    env = {**earlier.env, **own.env}
+    evidence = {**earlier.evidence, **own.evidence}
+    return replace(own, env=dict(sorted(env.items())), evidence=evidence, **facts)
