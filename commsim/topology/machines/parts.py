@@ -26,7 +26,7 @@ from commsim.topology.linkkinds import LINK_KINDS, get_link_kind
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.units import parse_bandwidth
 
-__all__ = ["Group", "Host", "Parts", "check_bandwidth", "check_kind", "check_whole", "place_nics"]
+__all__ = ["Group", "Host", "Parts", "check_bandwidth", "check_kind", "check_whole", "place_nics", "spread"]
 
 NETWORK_FAMILIES = ("ethernet", "infiniband")
 """Families a NIC's network kind may belong to."""
@@ -197,26 +197,30 @@ def pcie_groups(
     return groups
 
 
-def place_nics(parts: Parts, groups: Sequence[Group], nics: int, nic: str, pcie: str, first: int = 0) -> None:
-    """Spread ``nics`` NICs over ``groups``; each serves the GPUs closest to it.
+def spread(groups: int, items: int) -> list[tuple[int, list[int]]]:
+    """(home group, served groups) of each of ``items`` NICs spread evenly over ``groups``.
 
-    With at most one NIC per group, NIC j sits in group ceil(j n / nics) of
-    the n groups and serves the groups s with floor(s nics / n) = j: its own
+    With at most one NIC per group, NIC j sits in group ceil(j n / items) of
+    the n groups and serves the groups s with floor(s items / n) = j: its own
     and the NIC-less groups after it (e.g. 4 NICs on 8 one-GPU switches: NIC
     0 on switch 0 serves GPUs 0 and 1). With more NICs than groups, NIC j
-    sits in group floor(j n / nics) and serves that group's GPUs (e.g. 32
-    EFA NICs for 8 GPUs: 4 per GPU). NICs are named ``nic{first + j}``.
+    sits in group floor(j n / items) and serves that group (e.g. 32 EFA NICs
+    for 8 GPUs: 4 per GPU).
     """
-    n = len(groups)
-    for j in range(nics):
-        if nics <= n:
-            home = groups[-(-j * n // nics)]
-            served = [g for s, group in enumerate(groups) if s * nics // n == j for g in group.gpus]
-        else:
-            home = groups[j * n // nics]
-            served = list(home.gpus)
-        name = parts.add(f"nic{first + j}", "nic", model=nic, serves=served)
-        parts.link(name, home.host, pcie)
+    if items <= groups:
+        return [
+            (-(-j * groups // items), [s for s in range(groups) if s * items // groups == j])
+            for j in range(items)
+        ]
+    return [(j * groups // items, [j * groups // items]) for j in range(items)]
+
+
+def place_nics(parts: Parts, groups: Sequence[Group], nics: int, nic: str, pcie: str, first: int = 0) -> None:
+    """Spread ``nics`` NICs ``nic{first + j}`` over ``groups`` as :func:`spread` says."""
+    for j, (home, served) in enumerate(spread(len(groups), nics)):
+        gpus = [gpu for s in served for gpu in groups[s].gpus]
+        name = parts.add(f"nic{first + j}", "nic", model=nic, serves=gpus)
+        parts.link(name, groups[home].host, pcie)
 
 
 def default_model(gpu_model: str | None, by_fabric: dict[str, str], fabric: str) -> str | None:
