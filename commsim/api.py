@@ -13,6 +13,7 @@ from commsim.results import Result, link_loads
 from commsim.topology.model import Topology
 from commsim.topology.resolve import get_topology
 from commsim.units import parse_bandwidth, parse_size, parse_time
+from commsim.verify import should_verify
 
 __all__ = ["parse_overrides", "run_scenario", "select_ranks", "simulate"]
 
@@ -69,7 +70,7 @@ def simulate(
     root: int = 0,
     label: str | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
-    verify: bool = False,
+    verify: bool | None = None,
     gpus: int | None = None,
 ) -> Result:
     """Simulate one collective and return its :class:`Result`.
@@ -93,8 +94,11 @@ def simulate(
         Root rank for rooted collectives.
     overrides : mapping, optional
         Per link kind or family: ``{"nvlink": {"bandwidth": "18 GB/s"}}``.
-    verify : bool
-        Also prove the schedule correct symbolically (slower).
+    verify : bool, optional
+        Prove the schedule correct symbolically before replaying it (see
+        :func:`commsim.verify.verify_schedule`). By default (None) every plan
+        of at most :data:`commsim.verify.VERIFY_LIMIT` sends is verified;
+        False skips it for speed, True verifies whatever the size.
 
     Examples
     --------
@@ -111,7 +115,7 @@ def simulate(
         raise AlgorithmError(f"root {root} is outside 0..{problem.n - 1}")
     algo = make_algorithm(algorithm, dict(params or {}))
     schedule = algo.plan(problem)
-    if verify:
+    if verify or (verify is None and should_verify(schedule)):
         schedule.verify()
     record = replay(schedule, topo)
     analytic = algo.analytic_time(problem)
@@ -135,15 +139,15 @@ def simulate(
 
 
 def run_scenario(
-    loaded: Any, verify: bool = False, progress: Callable[[list[Any]], Iterable[Any]] | None = None
+    loaded: Any, verify: bool | None = None, progress: Callable[[list[Any]], Iterable[Any]] | None = None
 ) -> list[Result]:
     """Every (algorithm, size) of a loaded scenario, algorithms outer, sizes inner.
 
     Parameters
     ----------
     loaded : commsim.config.LoadedScenario
-    verify : bool
-        Also prove every schedule correct symbolically.
+    verify : bool, optional
+        As for :func:`simulate` (default: every plan up to the size limit).
     progress : callable, optional
         Wraps the list of (entry, size) cases, e.g. to draw a progress bar.
     """

@@ -72,7 +72,13 @@ def run(
     size: Annotated[list[str] | None, typer.Option(help="Message size, e.g. '160 MB' (repeatable).")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON records.")] = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
-    verify: Annotated[bool, typer.Option(help="Prove each schedule correct symbolically.")] = False,
+    verify: Annotated[
+        bool | None,
+        typer.Option(
+            "--verify/--no-verify",
+            help="Prove each schedule correct symbolically (default: every plan of at most 50,000 sends).",
+        ),
+    ] = None,
     explain: Annotated[
         bool, typer.Option(help="Show each model's choice (e.g. NCCL's algorithm and protocol).")
     ] = False,
@@ -103,7 +109,7 @@ def run(
         from commsim.training import is_training_scenario
 
         if is_training_scenario(scenario):
-            if verify or explain:
+            if verify is not None or explain:
                 _fail("--verify and --explain apply to collective scenarios, not training scenarios")
             _run_training(scenario, json_out=json_out, csv_out=csv_out, trace=trace)
             return
@@ -122,7 +128,7 @@ def run(
         title = f"{collective} on {results[0].topology}" if results else None
     if explain:
         _explain(results, to_stderr=json_out or csv_out)
-    if verify:
+    if verify:  # only when asked for explicitly; by default small plans are verified silently
         err.print(
             f"verified: all {len(results)} schedule(s) achieve their collective (symbolic check)",
             highlight=False,

@@ -1,9 +1,11 @@
 """The Schedule IR: a DAG of transfers that an algorithm plans and the engine replays.
 
 An algorithm turns (topology, ranks, collective, size) into a
-:class:`Schedule`: pure data, no simulation. Data is cut into *chunks*
-(each with a size and, for collectives that need it, an owner rank). The
-only operation is a *send* of one chunk from one device to another:
+:class:`Schedule`: pure data, no simulation. Data is cut into *chunks*:
+byte ranges ``[offset, offset + nbytes)`` of the collective's buffer, each
+with, for collectives that need it, an owner rank (and for all-to-all a
+target rank). The only operation is a *send* of one chunk from one device
+to another:
 
 * ``reduce=False`` (a copy): on arrival the receiver's chunk becomes the
   sender's chunk, as in a broadcast or all-gather step;
@@ -11,7 +13,15 @@ only operation is a *send* of one chunk from one device to another:
   own, as in a reduce-scatter step. The engine charges the receiver's
   reduction bandwidth, if the topology gives one.
 
-A send starts when all its dependencies have completed. Ops are stored as
+Every send travels on a *connection* ``(src, dst, channel)``. Sends on one
+connection are served in the order they were added: a send starts only
+after its dependencies *and* the previous send on its connection have
+completed, as NCCL's channels are FIFOs of slots between two peers.
+Different channels between the same two devices run side by side and share
+links max-min fairly.
+
+A chunk added without an offset is placed after the previous chunks of
+its buffer region (see :func:`default_offsets`). Ops are stored as
 numpy arrays, so a 1024-GPU ring (two million sends) stays compact;
 :class:`ScheduleBuilder` offers both one-at-a-time and vectorised adds.
 """
@@ -28,7 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from commsim.collectives import Collective
 from commsim.errors import ScheduleError
 
-__all__ = ["PathSpec", "Schedule", "ScheduleBuilder"]
+__all__ = ["PathSpec", "Schedule", "ScheduleBuilder", "connection_next", "default_offsets"]
 
 IntArray = NDArray[np.int64]
 
@@ -78,6 +88,12 @@ class Schedule:
     dep_indptr, dep_indices : int arrays
         Dependencies of op ``i``: ``dep_indices[dep_indptr[i]:dep_indptr[i+1]]``.
     paths : tuple of PathSpec
+    chunk_offset : float array, optional
+        Per chunk: first byte of its range in the buffer; None places the
+        chunks by :func:`default_offsets`.
+    op_channel : int array, optional
+        Per send: its channel (connection index between its two devices);
+        None puts every send on channel 0.
     """
 
     collective: Collective
@@ -97,6 +113,34 @@ class Schedule:
     dep_indptr: IntArray
     dep_indices: IntArray
     paths: tuple[PathSpec, ...]
+    chunk_offset: NDArray[np.float64] | None = None
+    op_channel: IntArray | None = None
+
+    def __post_init__(self) -> None:
+        if self.chunk_offset is None:
+            offsets = default_offsets(
+                self.collective,
+                self.nbytes,
+                len(self.ranks),
+                self.chunk_nbytes,
+                self.chunk_owner,
+                self.chunk_target,
+            )
+            object.__setattr__(self, "chunk_offset", offsets)
+        if self.op_channel is None:
+            object.__setattr__(self, "op_channel", np.zeros(self.op_src.size, np.int64))
+
+    @property
+    def offsets(self) -> NDArray[np.float64]:
+        """First byte of every chunk in the buffer (never None after construction)."""
+        assert self.chunk_offset is not None
+        return self.chunk_offset
+
+    @property
+    def channels(self) -> IntArray:
+        """Channel of every send (never None after construction)."""
+        assert self.op_channel is not None
+        return self.op_channel
 
     @property
     def n_ops(self) -> int:
@@ -143,6 +187,7 @@ class ScheduleBuilder:
     root: int | None = None
     _devices: dict[str, int] = field(default_factory=dict, init=False)
     _chunks: list[tuple[float, int, int]] = field(default_factory=list, init=False)
+    _offsets: list[float] = field(default_factory=list, init=False)
     _paths: dict[PathSpec, int] = field(default_factory=dict, init=False)
     _cols: list[tuple[NDArray[Any], ...]] = field(default_factory=list, init=False)
     _deps: list[tuple[IntArray, IntArray]] = field(default_factory=list, init=False)
@@ -166,9 +211,14 @@ class ScheduleBuilder:
         """Index of a device, adding it if new."""
         return self._devices.setdefault(device, len(self._devices))
 
-    def chunk(self, nbytes: float, owner: int = -1, target: int = -1) -> int:
-        """Add a chunk of ``nbytes`` (owned by rank ``owner``) and return its id."""
+    def chunk(self, nbytes: float, owner: int = -1, target: int = -1, offset: float | None = None) -> int:
+        """Add a chunk of ``nbytes`` (owned by rank ``owner``) and return its id.
+
+        ``offset`` is its first byte in the buffer; give it for every chunk
+        or for none (then :func:`default_offsets` places them).
+        """
         self._chunks.append((float(nbytes), owner, target))
+        self._offsets.append(np.nan if offset is None else float(offset))
         return len(self._chunks) - 1
 
     def split(self, nbytes: float, parts: int, owners: Iterable[int] | None = None) -> list[int]:
@@ -196,8 +246,9 @@ class ScheduleBuilder:
         kinds: Sequence[str] | None = None,
         via: Sequence[str] | None = None,
         step: int = 0,
+        channel: int = 0,
     ) -> int:
-        """Add one send and return its op id."""
+        """Add one send and return its op id (``channel``: see :meth:`sends`)."""
         ids = self.sends(
             [src],
             [dst],
@@ -207,6 +258,7 @@ class ScheduleBuilder:
             kinds=kinds,
             via=[via] if via is not None else None,
             step=step,
+            channel=channel,
         )
         return int(ids[0])
 
@@ -221,13 +273,16 @@ class ScheduleBuilder:
         kinds: Sequence[str] | None = None,
         via: Sequence[Sequence[str] | None] | None = None,
         step: int | ArrayLike = 0,
+        channel: int | ArrayLike = 0,
     ) -> IntArray:
         """Add many sends at once and return their op ids.
 
         ``src`` and ``dst`` are device names, or integer arrays of device
         indices (rank ``i`` is device ``i``). ``deps`` is either one iterable
         of op ids per send, or a 2-D integer array with one row per send,
-        padded with -1.
+        padded with -1. ``channel`` names the connection between the two
+        devices each send uses: sends on one (src, dst, channel) are served
+        in the order they are added.
         """
         src_idx, dst_idx = self._indices(src), self._indices(dst)
         count = src_idx.size
@@ -243,7 +298,10 @@ class ScheduleBuilder:
             np.broadcast_to(np.asarray(reduce, bool), count).copy(),
             self._path_indices(src_idx, dst_idx, kinds, via),
             np.broadcast_to(np.asarray(step, np.int64), count).copy(),
+            np.broadcast_to(np.asarray(channel, np.int64), count).copy(),
         )
+        if cols[6].size and cols[6].min() < 0:
+            raise ScheduleError(f"channel {int(cols[6].min())} is negative; channels are 0, 1, ...")
         if cols[2].size and (cols[2].min() < 0 or cols[2].max() >= len(self._chunks)):
             raise ScheduleError(f"sends name a chunk outside 0..{len(self._chunks) - 1}")
         first = self._n_ops
@@ -376,6 +434,12 @@ class ScheduleBuilder:
         np.cumsum(joined([b[0] for b in self._deps]), out=indptr[1:])
         indices = joined([b[1] for b in self._deps])
         chunks = np.array(self._chunks, dtype=np.float64).reshape(-1, 3)
+        offsets = np.array(self._offsets, dtype=np.float64)
+        given = ~np.isnan(offsets)
+        if given.any() and not given.all():
+            raise ScheduleError(
+                f"{int(given.sum())} of {given.size} chunks give an offset; give one for every chunk or none"
+            )
         return Schedule(
             collective=self.collective,
             nbytes=float(self.nbytes),
@@ -394,7 +458,71 @@ class ScheduleBuilder:
             dep_indptr=indptr,
             dep_indices=indices,
             paths=tuple(self._paths),
+            chunk_offset=offsets if given.all() and given.size else None,
+            op_channel=column(6),
         )
+
+
+_PER_RANK_SLICE = (Collective.REDUCE_SCATTER, Collective.ALL_GATHER, Collective.GATHER)
+"""Collectives whose buffer is cut into one slice per rank (rank r's slice is the r-th of n)."""
+
+
+def default_offsets(
+    collective: Collective,
+    nbytes: float,
+    n_ranks: int,
+    chunk_nbytes: NDArray[np.float64],
+    chunk_owner: IntArray,
+    chunk_target: IntArray,
+) -> NDArray[np.float64]:
+    """Where chunks sit in the buffer when the algorithm does not say.
+
+    Chunks are laid end to end, in id order, inside a region of the buffer:
+    the whole buffer for all-reduce, broadcast and reduce; the owner's slice
+    ``[r nbytes/n, (r+1) nbytes/n)`` for reduce-scatter, all-gather and
+    gather; the target's slice of the owner's send buffer for all-to-all.
+    A schedule whose chunks do not fill their regions exactly (too few, too
+    small, or too many bytes for one owner) then fails
+    :func:`commsim.verify.verify_schedule`'s coverage check.
+    """
+    sizes = np.asarray(chunk_nbytes, np.float64)
+    if not sizes.size:
+        return np.zeros(0)
+    piece = nbytes / max(n_ranks, 1)
+    if collective in _PER_RANK_SLICE:
+        region, start = chunk_owner, np.maximum(chunk_owner, 0) * piece
+    elif collective is Collective.ALL_TO_ALL:
+        region = chunk_owner * (n_ranks + 1) + chunk_target
+        start = np.maximum(chunk_target, 0) * piece
+    else:
+        region, start = np.zeros(sizes.size, np.int64), np.zeros(sizes.size)
+    order = np.argsort(region, kind="stable")
+    ends = np.cumsum(sizes[order])
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = region[order][1:] != region[order][:-1]
+    group_start = np.maximum.accumulate(np.where(first, np.arange(order.size), 0))
+    before = ends - sizes[order]
+    offsets = np.empty(sizes.size)
+    offsets[order] = before - before[group_start]
+    return offsets + start
+
+
+def connection_next(schedule: Schedule) -> IntArray:
+    """For every send, the next send on its connection ``(src, dst, channel)``, or -1.
+
+    Sends on one connection are served in op order; this is the implicit
+    dependency the engine and the verifier add to the explicit ones.
+    """
+    n = schedule.n_ops
+    following = np.full(n, -1, np.int64)
+    if n < 2:
+        return following
+    n_dev = len(schedule.devices)
+    key = (schedule.channels * n_dev + schedule.op_src) * n_dev + schedule.op_dst
+    order = np.lexsort((np.arange(n), key))
+    same = key[order][1:] == key[order][:-1]
+    following[order[:-1][same]] = order[1:][same]
+    return following
 
 
 def _sorted_unique(values: IntArray) -> IntArray:

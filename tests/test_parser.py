@@ -23,6 +23,8 @@ from commsim.calibrate import (
     normalise_collective,
     parse_nccl_tests,
 )
+from commsim.calibrate.parser import load_nccl_tests_runs, parse_nccl_tests_runs
+from commsim.calibrate.parser_common import Measured, printed, ranks_from_bandwidths
 from commsim.calibrate.parser_text import looks_like_row
 from commsim.errors import ParseError, UnknownNameError
 
@@ -977,3 +979,238 @@ def test_commentary_in_real_files_is_not_read() -> None:
     rtx = load_nccl_tests(DATA / RTX4090)
     assert "nvidia-smi topo -m (as shown" in text_of(RTX4090)
     assert rtx.topo_matrix is not None and "as shown" not in rtx.topo_matrix
+
+
+# ----------------------------------------------------------------- the run in every real log
+
+
+class RealRun(NamedTuple):
+    """nGPUs from tests/data/nccl-tests/README.md; hosts read off each file's rank lines."""
+
+    name: str
+    ranks: int
+    source: str
+    hosts: int  # distinct hosts of a complete device list, 0 without one
+
+
+README_RUNS = [
+    RealRun("A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt", 8, "device list", 1),
+    RealRun("A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_2.txt", 8, "device list", 1),
+    RealRun("A100-SXM4-p4d_all_reduce_16gpu_2node-EFA400_1.txt", 16, "device list", 2),
+    RealRun("A10G-AWS-g5.2xlarge_all_reduce_2gpu_2node-TCP-socket_1.txt", 2, "device list", 2),
+    RealRun("AMD-MI300X-8GPU_all_reduce_8gpu_1.txt", 8, "device list", 1),
+    RealRun("GB200-NVL72-CoreWeave_all_reduce_72gpu_1rack_1.txt", 72, "busbw/algbw ratio", 0),
+    RealRun("H100-SXM-CoreWeave_all_reduce_96gpu_12node-IB-SHARP_1.txt", 96, "busbw/algbw ratio", 0),
+    RealRun("H100-SXM-DellXE9680_all_reduce_16gpu_2node-IB-NDR400x8_1.txt", 16, "device list", 2),
+    RealRun("H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt", 16, "device list", 2),
+    RealRun("H100-SXM-HGX_all_gather_80gpu_10node-NICunstated_1.txt", 80, "device list", 10),
+    RealRun("H100-SXM-HGX_all_gather_8gpu_1.txt", 8, "device list", 1),
+    RealRun("H100-SXM-HGX_all_reduce_10gpu_10node-NICunstated_1.txt", 10, "device list", 10),
+    RealRun("H100-SXM-HGX_all_reduce_64gpu_8node-IB-NDR400x8_1.txt", 64, "device list", 8),
+    RealRun("H100-SXM-HGX_all_reduce_80gpu_10node-NICunstated_1.txt", 80, "device list", 10),
+    RealRun("H100-SXM-HGX_alltoall_10gpu_10node-NICunstated_1.txt", 10, "device list", 10),
+    RealRun("H100-SXM-HGX_alltoall_80gpu_10node-NICunstated_1.txt", 80, "device list", 10),
+    RealRun("H100-SXM-HGX_reduce_scatter_80gpu_10node-NICunstated_1.txt", 80, "device list", 10),
+    RealRun("H100-SXM-HGX_reduce_scatter_8gpu_1.txt", 8, "device list", 1),
+    RealRun("H100-SXM5-4GPU-NVLink_all_gather_4gpu_1.txt", 4, "device list", 1),
+    RealRun("H100-SXM5-4GPU-NVLink_all_gather_8gpu_2node-IB-NDR200x4_1.txt", 8, "device list", 2),
+    RealRun("H100-SXM5-4GPU-NVLink_all_reduce_4gpu_1.txt", 4, "device list", 1),
+    RealRun("H100-SXM5-4GPU-NVLink_all_reduce_8gpu_2node-IB-NDR200x4_1.txt", 8, "device list", 2),
+    RealRun("H100-SXM5-4GPU-NVLink_reduce_scatter_4gpu_1.txt", 4, "device list", 1),
+    RealRun("H100-SXM5-4GPU-NVLink_reduce_scatter_8gpu_2node-IB-NDR200x4_1.txt", 8, "device list", 2),
+    RealRun("RTX2080Ti-PCIe-PIX-noP2P_all_gather_2gpu_1.txt", 2, "device list", 1),
+    RealRun("RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt", 2, "device list", 1),
+    RealRun("RTX2080Ti-PCIe-PIX-noP2P_broadcast_2gpu_1.txt", 2, "device list", 1),
+    RealRun("RTX4090-PCIe-P2Punlocked-8NUMA_all_reduce_8gpu_1.txt", 8, "device list", 1),
+    RealRun("RTX4090-PCIe-noP2P-8NUMA_all_reduce_8gpu_1.txt", 8, "device list", 1),
+    RealRun("V100-PCIe-32GB-noNVLink_all_reduce_4gpu_2.txt", 4, "device list", 1),
+    RealRun("V100-SXM2-hybridcubemesh_all_reduce_8gpu_1.txt", 8, "device list", 1),
+    RealRun("V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt", 16, "device list", 2),
+]
+
+
+def test_the_table_covers_every_real_log() -> None:
+    real = sorted(p.name for p in DATA.glob("*.txt") if not p.name.startswith("synthetic_"))
+    assert sorted(run.name for run in README_RUNS) == real and len(real) == 32
+
+
+@pytest.mark.parametrize("run", README_RUNS, ids=lambda run: run.name)
+def test_every_real_log_yields_the_readme_rank_count(run: RealRun) -> None:
+    log = load_nccl_tests(DATA / run.name)
+    assert (log.n_ranks, log.rank_source, log.nodes) == (run.ranks, run.source, run.hosts)
+    assert log.devices_complete is (run.hosts > 0)
+    assert log.rank_evidence[0].source == run.source
+    if run.hosts:
+        assert sum(len(devices) for devices in log.placement.values()) == run.ranks
+        assert log.gpus_per_node == run.ranks // run.hosts  # every file spreads ranks evenly
+
+
+def test_gb200_ranks_come_from_the_ratio_and_the_one_rank_line_bounds_them() -> None:
+    """GB200 row 1: busbw 586.06 / algbw 297.16 = 1.97219; 2(n-1)/n = 1.97222 only for n = 72."""
+    log = load_nccl_tests(DATA / "GB200-NVL72-CoreWeave_all_reduce_72gpu_1rack_1.txt")
+    assert [(e.source, e.value, e.line) for e in log.rank_evidence] == [
+        ("busbw/algbw ratio", 72, 13),
+        ("highest rank listed", 72, 8),
+    ]
+    assert (log.hosts, log.placement, log.launch) == (
+        ["slurm-gb200-207-171"],
+        {"slurm-gb200-207-171": (3,)},
+        "unknown",
+    )
+    assert log.gpus_per_node is None
+
+
+def test_a3mega_rank_line_without_hash_counts() -> None:
+    """Line 15 prints 'Rank  0 ...' without the leading '#'; ranks 8-15 run on ztan-mig-gq73."""
+    log = load_nccl_tests(DATA / "H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt")
+    assert (log.devices[0].rank, log.devices[0].line, log.devices[0].host) == (0, 15, "ztan-mig-235z")
+    assert log.placement == {"ztan-mig-235z": tuple(range(8)), "ztan-mig-gq73": tuple(range(8))}
+    assert (log.launch, log.gpus_per_thread, log.header["nThread"]) == ("processes", 1, 1)
+
+
+def test_one_process_driving_eight_gpus_is_a_threads_launch() -> None:
+    """A100 _1: 'nGpus 8' and every rank line shows Pid 54740."""
+    log = load_nccl_tests(DATA / A100)
+    assert (log.launch, log.gpus_per_thread) == ("threads", 8)
+
+
+def test_explicit_ranks_win_and_the_disagreement_is_warned_about() -> None:
+    log = load_nccl_tests(DATA / A100, n_ranks=16)
+    assert (log.n_ranks, log.rank_source) == (16, "n_ranks given (--gpus)")
+    assert [e.source for e in log.rank_evidence] == [
+        "n_ranks given (--gpus)",
+        "device list",
+        "nThread x nGpus",
+        "busbw/algbw ratio",
+    ]
+    # line 18 is the last rank line ('Rank  7 ... device  7')
+    assert (
+        "number of ranks: the device list (line 18) says 8 but the n_ranks given (--gpus) says 16; "
+        "using 16 (n_ranks given (--gpus))"
+    ) in log.warnings
+
+
+def test_mpi_prefixes_bound_the_ranks() -> None:
+    """synthetic_slurm-label: every line is prefixed '0: ' (one task) and the header says nGpus 8."""
+    log = load_nccl_tests(DATA / "synthetic_slurm-label_A100_all_reduce_8gpu.txt")
+    prefix = next(e for e in log.rank_evidence if e.source == "MPI/Slurm line prefix")
+    assert prefix.value == 1 * 8  # tasks 0..0 x nThread 1 x nGpus 8
+    text = "\n".join(f"{i % 16}: {line}" for i, line in enumerate(text_of(RTX_AR).splitlines()))
+    log = parse_nccl_tests(text)  # tasks up to 15, each driving nGpus 2: at least 32 ranks
+    assert any(e.source == "MPI/Slurm line prefix" and e.value == 32 for e in log.rank_evidence)
+    assert log.n_ranks == 2 and any("line prefix" in w and "says at least 32" in w for w in log.warnings)
+
+
+@pytest.mark.parametrize(
+    ("collective", "busbw", "algbw", "expected"),
+    [
+        ("all_reduce", "586.06", "297.16", [72]),  # GB200 row 1
+        ("all_reduce", "356.01", "179.88", [96]),  # CoreWeave row 1
+        ("all_gather", "2.89", "5.79", [2]),  # (n-1)/n = 1/2
+        ("reduce_scatter", "3.18", "6.36", [2]),
+        # 0.965/1.005 .. 0.975/0.995 = 0.96020 .. 0.97990 = (n-1)/n for n = 25.1 .. 49.75
+        ("all_to_all", "0.97", "1.00", list(range(26, 50))),
+    ],
+)
+def test_ranks_from_bandwidths(collective: str, busbw: str, algbw: str, expected: list[int]) -> None:
+    row = Measured(1, "out-of-place", 1 << 20, printed("100.0").divided(1e6), printed(algbw), printed(busbw))
+    assert ranks_from_bandwidths(collective, [row]) == expected
+
+
+def test_ranks_from_bandwidths_needs_every_row_and_skips_empty_ones() -> None:
+    """1.75 = 2(n-1)/n only at n = 8; a 0.00 row or a size-0 row carries nothing."""
+
+    def row(nbytes: int, algbw: str, busbw: str) -> Measured:
+        return Measured(
+            1, "out-of-place", nbytes, printed("10.0").divided(1e6), printed(algbw), printed(busbw)
+        )
+
+    rows = [row(1 << 30, "100.00", "175.00"), row(8, "0.00", "0.00"), row(0, "0.00", "0.00")]
+    assert ranks_from_bandwidths("all_reduce", rows) == [8]
+    assert (
+        ranks_from_bandwidths("all_reduce", [*rows, row(1 << 30, "100.00", "150.00")]) == []
+    )  # 150/100 is n = 4
+    assert ranks_from_bandwidths("all_reduce", rows[1:], max_ranks=5) == [1, 2, 3, 4, 5]
+    with pytest.raises(ValueError, match="does not depend on the number of ranks"):
+        ranks_from_bandwidths("broadcast", rows)
+
+
+# ----------------------------------------------------------------- several runs in one file
+
+MULTI = "synthetic_multi-run_RTX2080Ti_2gpu.txt"
+
+
+def test_several_runs_in_one_file() -> None:
+    """all_reduce: lines 1-21 (rows 15-17); all_gather: lines 22-41 (rows 34-36), as written in the file."""
+    runs = load_nccl_tests_runs(DATA / MULTI)
+    assert [(r.run_index, r.collective, r.first_line, r.last_line) for r in runs] == [
+        (1, "all_reduce", 1, 21),
+        (2, "all_gather", 22, 41),
+    ]
+    assert [[row.line for row in r.rows] for r in runs] == [[15, 16, 17], [34, 35, 36]]
+    assert [r.devices[0].pid for r in runs] == [31706, 31745]
+    assert [r.avg_busbw_Bps for r in runs] == [pytest.approx(3.89333 * GB), pytest.approx(3.07333 * GB)]
+    assert [r.n_ranks for r in runs] == [2, 2] and [own_warnings(r) for r in runs] == [[], []]
+
+
+def test_several_runs_settings_are_their_own_plus_what_came_before() -> None:
+    """'export NCCL_P2P_DISABLE=1' (line 3) precedes both; NCCL_ALGO (line 29) is the second run's."""
+    first, second = load_nccl_tests_runs(DATA / MULTI)
+    assert {k: (e.value, e.line) for k, e in first.settings.env.items()} == {"NCCL_P2P_DISABLE": ("1", 3)}
+    assert {k: (e.value, e.line) for k, e in second.settings.env.items()} == {
+        "NCCL_ALGO": ("Ring", 29),
+        "NCCL_P2P_DISABLE": ("1", 3),
+    }
+
+
+def test_one_run_must_be_picked_from_several() -> None:
+    with pytest.raises(
+        ParseError,
+        match=r"2 nccl-tests runs \(run 1: lines 1-21 all_reduce; run 2: lines 22-41 "
+        r"all_gather\); pick one with --run N",
+    ) as info:
+        load_nccl_tests(DATA / MULTI)
+    assert info.value.line == 22
+    assert load_nccl_tests(DATA / MULTI, run=2).collective == "all_gather"
+    with pytest.raises(ParseError, match="there is no run 3"):
+        load_nccl_tests(DATA / MULTI, run=3)
+
+
+def test_a_second_column_header_after_rows_starts_a_run() -> None:
+    """A100's header lines 20-22 and rows 23-24 appended after its last line (55): run 2 is lines 55-60."""
+    lines = text_of(A100).splitlines()
+    runs = parse_nccl_tests_runs("\n".join([*lines, *lines[19:24]]))
+    assert [(r.first_line, r.last_line, len(r.rows)) for r in runs] == [(1, 54, 30), (55, 60, 2)]
+    assert runs[1].devices == runs[0].devices and runs[1].n_ranks == 8
+    assert "no header or device list of its own" in runs[1].warnings[0]
+
+
+# ----------------------------------------------------------------- the one-GPU H100 set
+
+H100_1GPU = Path(__file__).parent / "data" / "h100-1gpu"
+
+
+@pytest.mark.parametrize(
+    ("name", "collective", "rows"),
+    [
+        ("all_gather_1gpu.json", "all_gather", 28),
+        ("all_gather_1gpu.txt", "all_gather", 28),
+        ("all_reduce_1gpu.json", "all_reduce", 28),
+        ("all_reduce_1gpu.txt", "all_reduce", 28),
+        ("all_reduce_1gpu_proto_LL.txt", "all_reduce", 13),
+        ("all_reduce_1gpu_proto_LL128.txt", "all_reduce", 13),
+        ("all_reduce_1gpu_proto_Simple.txt", "all_reduce", 13),
+        ("alltoall_1gpu.txt", "all_to_all", 13),
+        ("broadcast_1gpu.json", "broadcast", 28),
+        ("broadcast_1gpu.txt", "broadcast", 28),
+        ("nccl_info_all_reduce_1gpu.txt", "all_reduce", 13),
+        ("reduce_scatter_1gpu.json", "reduce_scatter", 28),
+        ("reduce_scatter_1gpu.txt", "reduce_scatter", 28),
+        ("sendrecv_1gpu.txt", "send_recv", 13),
+    ],
+)
+def test_every_h100_1gpu_log_parses(name: str, collective: str, rows: int) -> None:
+    """One rank on host 'vm' (README: single-GPU machine); NCCL 2.28.9 from nccl-library=22809."""
+    log = load_nccl_tests(H100_1GPU / name)
+    assert (log.collective, log.n_ranks, log.hosts, len(log.rows)) == (collective, 1, ["vm"], rows)
+    assert log.settings.version is not None and log.settings.version.value == "2.28.9"

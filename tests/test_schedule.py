@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from commsim.algorithms import Problem, algorithm_names, get_algorithm, make_algorithm
+from commsim.algorithms.base import NotApplicableError
 from commsim.collectives import Collective
 from commsim.errors import AlgorithmError, ScheduleError
 from commsim.schedule import PathSpec, Schedule, ScheduleBuilder
@@ -53,7 +54,12 @@ def test_verifier_accepts_built_in_all_reduce(
     topology = TOPOLOGIES[topology_name]()
     if "order" in params:
         params = {"order": [1, 0, *range(2, len(topology.gpus))]}
-    schedule = make_algorithm(name, params).plan(_problem(topology))
+    try:
+        schedule = make_algorithm(name, params).plan(_problem(topology))
+    except NotApplicableError as exc:
+        # on a 5-GPU ring only neighbours are linked: servers (and a reordered ring) need others
+        assert topology_name == "ring_5" and "has no route from" in str(exc), str(exc)
+        return
     assert schedule.n_ops > 0
     verify_schedule(schedule, check_races=True)
 
@@ -215,7 +221,11 @@ def test_verifier_rejects_a_cycle_made_by_hand() -> None:
     schedule = dataclasses.replace(
         builder.build(), dep_indptr=np.array([0, 1, 2]), dep_indices=np.array([1, 0])
     )
-    with pytest.raises(ScheduleError, match=r"^the dependencies of 2 op\(s\) form a cycle$"):
+    with pytest.raises(
+        ScheduleError,
+        match=r"^the dependencies of 2 op\(s\) form a cycle "
+        r"\(counting that sends on one connection are served in op order\)$",
+    ):
         topological_order(schedule)
     with pytest.raises(ScheduleError, match="form a cycle"):
         schedule.verify()

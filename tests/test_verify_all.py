@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from commsim.algorithms import Problem, algorithm_names, get_algorithm
+from commsim.algorithms.base import NotApplicableError
 from commsim.collectives import Collective
 from commsim.errors import AlgorithmError, TopologyError
 from commsim.topology import fully_connected, get_topology, ring
@@ -53,14 +54,43 @@ def test_every_algorithm_and_collective_verifies(
     problem = Problem(machine, tuple(machine.gpus[:ranks]), collective, nbytes, root)
     try:
         schedule = cls().plan(problem)
-    except (AlgorithmError, TopologyError):
+    except AlgorithmError as exc:
+        _assert_legitimate_refusal(name, problem, exc)
         event(f"{name} does not apply")
-        return  # the algorithm says, in one sentence, that it does not apply here
+        return
     event(f"{name} {collective.value} verified")
     assert schedule.collective is collective
     schedule.verify()
     covered = abs(sum(schedule.chunk_nbytes) - _expected_total(collective.value, nbytes, ranks))
     assert covered <= 1e-6 * max(1.0, nbytes) * ranks
+
+
+ROUTE_ONLY = {"ring", "naive_ring", "direct", "tree", "sharded_parameter_server"}
+"""Algorithms that need nothing from a machine but a route between every two ranks."""
+
+
+def _every_pair_routed(problem: Problem) -> bool:
+    try:
+        for a in problem.ranks:
+            for b in problem.ranks:
+                if a != b:
+                    problem.topology.route(a, b)
+    except TopologyError:
+        return False
+    return True
+
+
+def _assert_legitimate_refusal(name: str, problem: Problem, exc: AlgorithmError) -> None:
+    """A refusal names the algorithm and says why; route-only algorithms refuse only missing routes.
+
+    The one parameter-default refusal allowed: a CPU server asked for on a machine without a CPU.
+    """
+    if isinstance(exc, NotApplicableError):
+        assert str(exc).startswith(f"algorithm {name!r} is not applicable: "), str(exc)
+        if name in ROUTE_ONLY:
+            assert not _every_pair_routed(problem), f"{name} refused a machine with every route: {exc}"
+    else:
+        assert "has no CPU" in str(exc) and not problem.topology.devices_of_kind("cpu"), str(exc)
 
 
 def _expected_total(collective: str, nbytes: float, ranks: int) -> float:
@@ -87,7 +117,8 @@ def test_every_pair_verifies_on_some_shipped_machine(name: str, collective: Coll
         problem = Problem(machine, tuple(machine.gpus), collective, 1e6 + 7, root=1)
         try:
             schedule = get_algorithm(name)().plan(problem)
-        except (AlgorithmError, TopologyError):
+        except AlgorithmError as exc:
+            _assert_legitimate_refusal(name, problem, exc)
             continue
         schedule.verify()
         verified += 1

@@ -2,18 +2,82 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pydantic
 
 from commsim.collectives import Collective
-from commsim.errors import AlgorithmError
+from commsim.errors import AlgorithmError, TopologyError
 from commsim.schedule import Schedule
 from commsim.topology.model import Topology
 
-__all__ = ["Algorithm", "NoParams", "Params", "Problem"]
+__all__ = ["Algorithm", "NoParams", "NotApplicableError", "Params", "Problem", "check_routes"]
+
+
+class NotApplicableError(AlgorithmError):
+    """An algorithm cannot run on this machine (or these ranks); the message says why.
+
+    ``str(error)`` reads ``algorithm 'direct' is not applicable: <reason>``.
+
+    Attributes
+    ----------
+    reason : str
+        The one-sentence reason.
+    algorithm : str or None
+        The algorithm that refused (filled in by :meth:`Algorithm.plan`).
+    """
+
+    def __init__(self, reason: str, algorithm: str | None = None) -> None:
+        self.reason, self.algorithm = reason, algorithm
+        head = f"algorithm {algorithm!r} is not applicable" if algorithm else "not applicable"
+        super().__init__(f"{head}: {reason}")
+
+
+def check_routes(schedule: Schedule, topology: Topology) -> None:
+    """Resolve every path of ``schedule`` on ``topology`` (routes are cached for the replay).
+
+    Raises
+    ------
+    NotApplicableError
+        Naming the first send whose route does not exist.
+    """
+    for spec in schedule.paths:
+        try:
+            if spec.via is not None:
+                if spec.via[0] != spec.src or spec.via[-1] != spec.dst:
+                    raise TopologyError(
+                        f"explicit path {list(spec.via)} must run from {spec.src} to {spec.dst}"
+                    )
+                topology.links_between(spec.via)
+            else:
+                topology.route(spec.src, spec.dst, spec.kinds)
+        except TopologyError as exc:
+            raise NotApplicableError(str(exc)) from None
+
+
+def _checked_plan(plan: Callable[[Any, Problem], Schedule]) -> Callable[[Any, Problem], Schedule]:
+    """Wrap an algorithm's ``plan``: routing failures become :class:`NotApplicableError`."""
+
+    @functools.wraps(plan)
+    def checked(self: Algorithm, problem: Problem) -> Schedule:
+        try:
+            schedule = plan(self, problem)
+            check_routes(schedule, problem.topology)
+        except NotApplicableError as exc:
+            if exc.algorithm is None:
+                raise NotApplicableError(exc.reason, self.name) from None
+            if exc.algorithm != self.name:
+                raise NotApplicableError(f"its part {exc.algorithm!r}: {exc.reason}", self.name) from None
+            raise
+        except TopologyError as exc:
+            raise NotApplicableError(str(exc), self.name) from None
+        return schedule
+
+    checked._checks_routes = True  # type: ignore[attr-defined]
+    return checked
 
 
 class Params(pydantic.BaseModel):
@@ -86,6 +150,18 @@ class Algorithm:
     """True when the algorithm's closed form, not the ideal replay, is its time (e.g. ``nccl``,
     whose protocol overheads and latencies the replay of its channels leaves out)."""
     Params: ClassVar[type[_ParamsModel]] = NoParams
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every ``plan`` a subclass defines checks its routes (see :func:`check_routes`).
+
+        An algorithm that cannot run on a machine thus raises
+        :class:`NotApplicableError` ("not applicable: <reason>") from ``plan``,
+        not a routing error from inside the replay.
+        """
+        super().__init_subclass__(**kwargs)
+        plan = cls.__dict__.get("plan")
+        if plan is not None and not getattr(plan, "_checks_routes", False):
+            cls.plan = _checked_plan(plan)  # type: ignore[method-assign,assignment]
 
     def __init__(self, params: _ParamsModel | dict[str, Any] | None = None) -> None:
         self.params: _ParamsModel

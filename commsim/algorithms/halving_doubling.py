@@ -12,10 +12,9 @@ operations in MPICH", IJHPCA 19(1), 2005).
 
 from __future__ import annotations
 
-from commsim.algorithms.base import Algorithm, NoParams, Problem, route_figures
+from commsim.algorithms.base import Algorithm, NoParams, NotApplicableError, Problem, route_figures
 from commsim.algorithms.registry import register
 from commsim.collectives import Collective
-from commsim.errors import AlgorithmError
 from commsim.schedule import Schedule, ScheduleBuilder
 
 __all__ = ["HalvingDoubling"]
@@ -48,9 +47,9 @@ class HalvingDoubling(Algorithm):
     def check(self, problem: Problem) -> None:
         super().check(problem)
         if problem.n & (problem.n - 1):
-            raise AlgorithmError(
-                f"halving_doubling needs a power-of-two number of ranks, got {problem.n}; "
-                "use 'ring' or 'direct'"
+            raise NotApplicableError(
+                f"it needs a power-of-two number of ranks, got {problem.n}; use 'ring' or 'direct'",
+                self.name,
             )
 
     def plan(self, problem: Problem) -> Schedule:

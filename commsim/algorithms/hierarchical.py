@@ -18,11 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from commsim.algorithms.base import Algorithm, NoParams, Problem
+from commsim.algorithms.base import Algorithm, NoParams, NotApplicableError, Problem
 from commsim.algorithms.common import phase_time
 from commsim.algorithms.registry import register
 from commsim.collectives import Collective
-from commsim.errors import AlgorithmError
 from commsim.schedule import Schedule, ScheduleBuilder
 
 __all__ = ["Hierarchical", "box_grid"]
@@ -44,7 +43,7 @@ def box_grid(problem: Problem) -> list[list[str]]:
     sizes = {len(v) for v in boxes.values()}
     if len(sizes) != 1:
         counts = ", ".join(f"box {k}: {len(v)}" for k, v in sorted(boxes.items()))
-        raise AlgorithmError(f"hierarchical needs the same number of ranks in every box; got {counts}")
+        raise NotApplicableError(f"it needs the same number of ranks in every box; got {counts}")
     return [boxes[k] for k in sorted(boxes)]
 
 

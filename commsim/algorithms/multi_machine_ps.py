@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import Field
 
-from commsim.algorithms.base import Algorithm, Params, Problem
+from commsim.algorithms.base import Algorithm, NotApplicableError, Params, Problem
 from commsim.algorithms.common import phase_time, resolve_device
 from commsim.algorithms.registry import register
 from commsim.collectives import Collective
@@ -129,14 +129,16 @@ class _SevenSteps:
         cpus = box_cpus(problem.topology)
         missing = [k for k in self.boxes if k not in cpus]
         if missing:
-            raise AlgorithmError(
+            raise NotApplicableError(
                 f"seven_step_ps needs a CPU in every box; box {missing[0]} of topology "
                 f"{problem.topology.name!r} has none"
             )
         self.cpu = {k: cpus[k] for k in self.boxes}
         sizes = {len(r) for r in self.boxes.values()}
         if local == "sharded" and len(sizes) != 1:
-            raise AlgorithmError("seven_step_ps with local='sharded' needs the same number of ranks per box")
+            raise NotApplicableError(
+                "seven_step_ps with local='sharded' needs the same number of ranks per box"
+            )
         self.parts = sizes.pop() if local == "sharded" else 1
         self.builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
         atom = problem.nbytes / (len(servers) * self.parts)

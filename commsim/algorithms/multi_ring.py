@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field
 
-from commsim.algorithms.base import Algorithm, Params, Problem, route_figures
+from commsim.algorithms.base import Algorithm, NotApplicableError, Params, Problem, route_figures
 from commsim.algorithms.registry import register
 from commsim.algorithms.ringsteps import add_ring, ring_chunk_owners, ring_step_range
 from commsim.collectives import Collective
@@ -103,7 +103,7 @@ def find_rings(
             remaining[hop] -= width
         rings.append((found, width))
     if not rings:
-        raise AlgorithmError(
+        raise NotApplicableError(
             f"no Hamiltonian cycle over direct {'/'.join(kinds)} links between "
             f"{ranks[0]}..{ranks[-1]} ({len(ranks)} GPUs) of topology {topology.name!r}; "
             "allow other kinds with 'kinds', give 'rings' explicitly, or use 'ring' (routed)"

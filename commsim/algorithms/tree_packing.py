@@ -18,12 +18,11 @@ from collections.abc import Sequence
 import networkx as nx
 from pydantic import Field
 
-from commsim.algorithms.base import Algorithm, Params, Problem
+from commsim.algorithms.base import Algorithm, NotApplicableError, Params, Problem
 from commsim.algorithms.multi_ring import direct_capacities
 from commsim.algorithms.registry import register
 from commsim.algorithms.tree import add_tree, tree_height
 from commsim.collectives import Collective
-from commsim.errors import AlgorithmError
 from commsim.schedule import Schedule, ScheduleBuilder
 
 __all__ = ["TreePacking", "pack_spanning_trees"]
@@ -130,14 +129,14 @@ class TreePacking(Algorithm):
         assert isinstance(self.params, TreePackingParams)
         capacity = direct_capacities(problem.topology, problem.ranks, self.params.kinds)
         if not capacity:
-            raise AlgorithmError(
+            raise NotApplicableError(
                 f"no direct {'/'.join(self.params.kinds)} links between the ranks of "
                 f"topology {problem.topology.name!r}; allowed kinds: {self.params.kinds}"
             )
         edges, unit = _units(capacity)
         found = pack_spanning_trees(list(problem.ranks), edges)
         if not found:
-            raise AlgorithmError(
+            raise NotApplicableError(
                 f"the direct {'/'.join(self.params.kinds)} links of topology "
                 f"{problem.topology.name!r} do not connect all {problem.n} ranks"
             )

@@ -1,8 +1,9 @@
-"""Parametric machines built in code: teaching graphs of any GPU count, and clusters.
+"""Parametric machines built in code: teaching graphs of any GPU count, machine classes, clusters.
 
 Shipped real machines live as YAML data in ``topologies/``; builders make
-the families that are parametrised by size, including ``cluster`` (K copies
-of a shipped box on a network, :mod:`commsim.topology.cluster`).
+the families that are parametrised by size: teaching graphs (``ring``,
+``fully_connected``), machine classes (:mod:`commsim.topology.machines`) and
+``cluster`` (K copies of a box on a network, :mod:`commsim.topology.cluster`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.cluster import cluster
+from commsim.topology.machines import MACHINES
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.units import parse_bandwidth, parse_time
 
@@ -89,8 +91,13 @@ BUILDERS: dict[str, Callable[..., Topology]] = {
     "ring": ring,
     "fully_connected": fully_connected,
     "cluster": cluster,
+    **MACHINES,
 }
-"""Builders by name; each takes keyword parameters (``gpus``, ``kind``, ``box``, ``nodes``, ...)."""
+"""Builders by name; each takes keyword parameters (``gpus``, ``kind``, ``box``, ``nodes``, ...).
+
+The machine classes of :mod:`commsim.topology.machines` (``nvswitch_box``,
+``nvlink_mesh_box``, ``bridged_pairs_box``, ``pcie_box``, ``xgmi_box``,
+``nvl72_rack``) are among them."""
 
 
 def build(name: str, **params: Any) -> Topology:

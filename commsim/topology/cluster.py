@@ -1,13 +1,21 @@
 """Clusters: K copies of one box joined by an Ethernet or InfiniBand network.
 
-:func:`cluster` copies a box (a shipped machine such as ``dgx_a100``, or any
-single-box :class:`~commsim.topology.model.Topology`) ``nodes`` times and
-joins the boxes' NICs by a network (DESIGN.md, "Machines to ship"; the
+:func:`cluster` copies a box (a shipped machine such as ``dgx_a100``, a
+machine-class builder such as ``nvswitch_box`` with its defaults, or any
+single-box :class:`~commsim.topology.model.Topology`, e.g. one made by
+:mod:`commsim.topology.machines`, an NVL72 rack included) ``nodes`` times
+and joins the boxes' NICs by a network (DESIGN.md, "Machines to ship"; the
 textbook's multi-machine setting, SEED_FACTS.md section 5):
 
 - ``fabric="switch"``: one non-blocking network switch, ``switch0``;
 - ``fabric="fat_tree"``: a two-level fat tree (leaf and spine switches) whose
-  uplink capacity is the downlink capacity divided by the oversubscription.
+  uplink capacity is the downlink capacity divided by the oversubscription;
+- ``fabric="rails"``: rail-optimised: NIC i of every node on leaf switch
+  ``rail{i}_leaf{c}`` (one leaf per rail and group of ``leaf_size`` nodes),
+  the leaves joined by spines as in the fat tree.
+
+:func:`nics_reaching` tells which NICs a set of GPUs sends through (a run
+with one GPU per node uses one NIC of each node, not all eight).
 
 Naming: every device of box ``k`` keeps its name behind the prefix ``n{k}_``
 (``n1_pcie_switch0``), except GPUs, which are numbered across the cluster
@@ -18,19 +26,21 @@ carry ``box = 0``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from commsim.errors import TopologyError, UnknownNameError
-from commsim.topology.io import load_shipped
+from commsim.topology.io import load_shipped, shipped_topologies
 from commsim.topology.linkkinds import LINK_KINDS, get_link_kind
+from commsim.topology.machines import MACHINES
+from commsim.topology.machines.networks import Network, fat_tree, rails, single_switch
+from commsim.topology.machines.parts import spread
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.units import parse_bandwidth, parse_time
 
-__all__ = ["FABRICS", "NIC_PER", "cluster"]
+__all__ = ["DEFAULT_NIC", "FABRICS", "NIC_PER", "cluster", "nics_reaching"]
 
-FABRICS = ("switch", "fat_tree")
+FABRICS = ("switch", "fat_tree", "rails")
 """Network shapes :func:`cluster` builds."""
 
 NIC_PER = ("gpu", "box")
@@ -39,39 +49,24 @@ NIC_PER = ("gpu", "box")
 NETWORK_FAMILIES = ("ethernet", "infiniband")
 """Link families a cluster network may use."""
 
+DEFAULT_NIC = "ib_hdr"
+"""Network kind of a cluster whose box does not name one (its NICs' ``model``)."""
+
 FALLBACK_NIC_PCIE = "pcie3_x16"
 """PCIe kind for NICs added to a box that has no PCIe link to copy the kind from."""
-
-
-@dataclass(frozen=True)
-class _Network:
-    """The validated network parameters."""
-
-    kind: str
-    bandwidth_Bps: float | None
-    latency_s: float | None
-
-    def link(self, a: str, b: str, bandwidth_Bps: float | None = None) -> PhysicalLink:
-        """A network link from ``a`` to ``b``; ``bandwidth_Bps`` overrides the NIC figure."""
-        bandwidth = bandwidth_Bps if bandwidth_Bps is not None else self.bandwidth_Bps
-        return PhysicalLink(a, b, self.kind, 1, bandwidth, self.latency_s)
-
-    @property
-    def per_link_Bps(self) -> float:
-        """Bandwidth of one network link, per direction."""
-        return self.bandwidth_Bps if self.bandwidth_Bps is not None else LINK_KINDS[self.kind].bandwidth_Bps
 
 
 def cluster(
     box: str | Topology = "dgx_a100",
     nodes: int = 2,
-    nic: str = "ib_hdr",
+    nic: str | None = None,
     nic_per: str = "gpu",
     fabric: str = "switch",
     oversubscription: float = 1.0,
     leaf_size: int | None = None,
     nic_bandwidth: str | float | None = None,
     nic_latency: str | float | None = None,
+    nics_per_node: int | None = None,
 ) -> Topology:
     """``nodes`` copies of ``box`` joined by a network of ``nic`` links.
 
@@ -79,28 +74,46 @@ def cluster(
     ----------
     box : str or Topology
         A shipped machine name (``"dgx_a100"``, ``"hgx_h100"``, ``"dgx1_v100"``,
-        ...) or a single-box Topology.
+        ...), a machine-class builder name (``"nvswitch_box"``, built with its
+        defaults), or a single-box Topology (e.g. ``nvswitch_box(fabric="nvlink5")``
+        or ``nvl72_rack()``).
     nodes : int
         Number of boxes, at least 1.
-    nic : str
+    nic : str, optional
         Link kind of every network link, of family ethernet or infiniband
-        (``"ib_hdr"``, ``"ib_ndr"``, ``"eth_100g"``, ...).
+        (``"ib_hdr"``, ``"ib_ndr"``, ``"roce_400g"``, ``"efa_v2"``, ...).
+        Default: the kind the box's NICs are for (their ``model``, as the
+        machine-class builders set it), else :data:`DEFAULT_NIC`.
     nic_per : {"gpu", "box"}
         ``"gpu"``: one NIC per GPU joins the network (the box's first NICs,
         or all of them if it has fewer than GPUs); ``"box"``: only the first
         NIC. A box without NICs gets them: on each GPU's PCIe switch (or CPU),
         or, per box, on its first PCIe switch (or CPU).
-    fabric : {"switch", "fat_tree"}
-        One non-blocking switch ``switch0``, or leaf switches ``leaf{i}`` of
-        ``leaf_size`` NICs under spine switches ``spine{j}``.
+    fabric : {"switch", "fat_tree", "rails"}
+        One non-blocking switch ``switch0``; leaf switches ``leaf{i}`` of
+        ``leaf_size`` NICs under spine switches ``spine{j}``; or
+        rail-optimised leaves ``rail{r}_leaf{c}`` (NIC r of nodes
+        c x leaf_size .. (c+1) x leaf_size - 1) under spines ``spine{j}``.
+        Rails are the DGX SuperPOD design: a GPU's peers of the same index
+        in other nodes are one leaf hop away, and NCCL keeps most traffic
+        on its rail (NVIDIA DGX SuperPOD reference architecture, "compute
+        fabric": rail-optimised, full fat tree, one leaf per rail in each
+        scalable unit of 32 nodes).
     oversubscription : float
-        Fat tree only: a leaf's downlink capacity over its uplink capacity,
-        at least 1 (1 is non-blocking, 2 halves the uplinks).
+        Fat tree and rails: a leaf's downlink capacity over its uplink
+        capacity, at least 1 (1 is non-blocking, 2 halves the uplinks).
     leaf_size : int, optional
-        Fat tree only: NICs per leaf switch; default the NICs of one box.
+        Fat tree: NICs per leaf switch, default the NICs of one box.
+        Rails: nodes per rail leaf, default all nodes (one leaf per rail).
     nic_bandwidth, nic_latency : str or float, optional
         Per network link and direction (``"25 GB/s"``, ``"2 us"``); the
         kind's catalogue defaults when omitted.
+    nics_per_node : int, optional
+        How many NICs of each box join the network (overrides ``nic_per``):
+        picked evenly from the box's NICs (4 of 8: nic0, nic2, nic4, nic6),
+        each GPU whose own NIC stays out then counting as served by its
+        nearest joined NIC; a box without NICs gets this many, spread over
+        its GPUs' PCIe switches (or CPUs).
 
     Returns
     -------
@@ -112,7 +125,8 @@ def cluster(
     TopologyError
         On nodes < 1, a box of several boxes, a NIC kind outside ethernet
         and infiniband, oversubscription < 1, leaf_size < 1, fat-tree
-        parameters given for a single switch, or a box that cannot host a NIC.
+        parameters given for a single switch, a box that cannot host a NIC,
+        or nics_per_node < 1 or above the box's own NICs.
     UnknownNameError
         On an unknown box, link kind, ``nic_per`` or ``fabric``.
 
@@ -127,27 +141,34 @@ def cluster(
     _check_choice(nic_per, NIC_PER, "nic_per")
     _check_choice(fabric, FABRICS, "fabric")
     _check_fabric(fabric, oversubscription, leaf_size)
-    network = _network(nic, nic_bandwidth, nic_latency)
+    _check_nics_per_node(template, nics_per_node)
+    network = _network(nic or _box_nic_kind(template), nic_bandwidth, nic_latency)
     devices: list[Device] = []
     links: list[PhysicalLink] = []
-    nics: list[str] = []
-    for k in range(nodes):
-        box_nics = _copy_box(template, k, nic_per, devices, links)
-        nics += box_nics
-    per_box = len(nics) // nodes
+    nics = [_copy_box(template, k, nic_per, devices, links, nics_per_node) for k in range(nodes)]
+    flat = [n for box_nics in nics for n in box_nics]
+    per_box = len(nics[0])
     if fabric == "switch":
-        net_devices, net_links, about = _single_switch(nics, network)
+        net_devices, net_links, about = single_switch(flat, network)
+    elif fabric == "fat_tree":
+        net_devices, net_links, about = fat_tree(flat, network, oversubscription, leaf_size or per_box)
     else:
-        net_devices, net_links, about = _fat_tree(nics, network, oversubscription, leaf_size or per_box)
+        net_devices, net_links, about = rails(nics, network, oversubscription, leaf_size or nodes)
+    joined = (
+        f"{nics_per_node} per node"
+        if nics_per_node
+        else ("one per GPU" if nic_per == "gpu" else "one per box")
+    )
     description = (
-        f"{nodes} x {template.name} ({len(template.gpus)} GPUs each), {per_box} {nic} NIC(s) per box "
-        f"({'one per GPU' if nic_per == 'gpu' else 'one per box'}); {about}"
+        f"{nodes} x {template.name} ({len(template.gpus)} GPUs each), "
+        f"{per_box} {network.kind} NIC(s) per box ({joined}); {about}"
     )
     return Topology(
         f"cluster_{nodes}x{template.name}",
         devices + net_devices,
         links + net_links,
         description=description,
+        peer_to_peer=template.peer_to_peer,
     )
 
 
@@ -155,7 +176,12 @@ def cluster(
 
 
 def _load_box(box: str | Topology) -> Topology:
-    template = box if isinstance(box, Topology) else load_shipped(box)
+    if isinstance(box, Topology):
+        template = box
+    elif box in MACHINES and box not in shipped_topologies():
+        template = MACHINES[box]()
+    else:
+        template = load_shipped(box)
     if len(template.boxes) > 1:
         raise TopologyError(
             f"cluster box {template.name!r} already spans boxes {sorted(template.boxes)}; give a single box"
@@ -184,19 +210,41 @@ def _check_fabric(fabric: str, oversubscription: float, leaf_size: int | None) -
         raise TopologyError(f"cluster leaf_size must be a whole number >= 1, got {leaf_size!r}")
     if fabric == "switch" and (oversubscription != 1 or leaf_size is not None):
         raise TopologyError(
-            "cluster oversubscription and leaf_size apply to fabric='fat_tree' only; "
+            "cluster oversubscription and leaf_size apply to fabric='fat_tree' and 'rails' only; "
             "fabric='switch' is one non-blocking switch"
         )
 
 
-def _network(nic: str, bandwidth: str | float | None, latency: str | float | None) -> _Network:
+def _check_nics_per_node(template: Topology, nics_per_node: int | None) -> None:
+    if nics_per_node is None:
+        return
+    if isinstance(nics_per_node, bool) or not isinstance(nics_per_node, int) or nics_per_node < 1:
+        raise TopologyError(f"cluster nics_per_node must be a whole number >= 1, got {nics_per_node!r}")
+    own = template.devices_of_kind("nic")
+    if own and nics_per_node > len(own):
+        raise TopologyError(
+            f"cluster nics_per_node={nics_per_node} but box {template.name!r} has {len(own)} NIC(s); "
+            f"give at most {len(own)}"
+        )
+
+
+def _box_nic_kind(template: Topology) -> str:
+    """The network kind the box's NICs are for (their model), else :data:`DEFAULT_NIC`."""
+    for name in template.devices_of_kind("nic"):
+        model = template.device(name).model
+        if model in LINK_KINDS and LINK_KINDS[model].family in NETWORK_FAMILIES:
+            return model
+    return DEFAULT_NIC
+
+
+def _network(nic: str, bandwidth: str | float | None, latency: str | float | None) -> Network:
     kind = get_link_kind(nic)
     if kind.family not in NETWORK_FAMILIES:
         valid = sorted(k.name for k in LINK_KINDS.values() if k.family in NETWORK_FAMILIES)
         raise TopologyError(
             f"cluster nic {nic!r} is a {kind.family} link, not a network link; valid: {', '.join(valid)}"
         )
-    return _Network(
+    return Network(
         kind.name,
         parse_bandwidth(bandwidth) if bandwidth is not None else None,
         parse_time(latency) if latency is not None else None,
@@ -207,7 +255,12 @@ def _network(nic: str, bandwidth: str | float | None, latency: str | float | Non
 
 
 def _copy_box(
-    template: Topology, k: int, nic_per: str, devices: list[Device], links: list[PhysicalLink]
+    template: Topology,
+    k: int,
+    nic_per: str,
+    devices: list[Device],
+    links: list[PhysicalLink],
+    nics_per_node: int | None = None,
 ) -> list[str]:
     """Append box ``k``'s devices and links; return the names of its NICs that join the network."""
     first_gpu = k * len(template.gpus)
@@ -216,22 +269,39 @@ def _copy_box(
     def rename(name: str) -> str:
         return gpu_names.get(name) or f"n{k}_{name}"
 
+    own = template.devices_of_kind("nic")
+    joined = _joined_nics(own, len(template.gpus), nic_per, nics_per_node)
+    serves = _serves(template, joined) if nics_per_node is not None else {}
     devices += [
-        replace(d, name=rename(d.name), box=k, serves=tuple(rename(g) for g in d.serves))
+        replace(d, name=rename(d.name), box=k, serves=tuple(rename(g) for g in serves.get(d.name, d.serves)))
         for d in template.devices
     ]
     links += [replace(_resolved(template, p), a=rename(p.a), b=rename(p.b)) for p in template.physical_links]
-    own = template.devices_of_kind("nic")
     if own:
-        wanted = min(len(own), len(template.gpus)) if nic_per == "gpu" else 1
-        return [rename(n) for n in own[:wanted]]
-    added = _added_nics(template, nic_per)
-    for i, (host, physical) in enumerate(added):
+        return [rename(n) for n in joined]
+    added = _added_nics(template, nic_per, nics_per_node)
+    for i, (host, physical, served) in enumerate(added):
         name = f"n{k}_nic{i}"
-        serves = (gpu_names[template.gpus[i]],) if nic_per == "gpu" and i < len(template.gpus) else ()
-        devices.append(Device(name, "nic", box=k, serves=serves))
+        devices.append(Device(name, "nic", box=k, serves=tuple(gpu_names[g] for g in served)))
         links.append(replace(physical, a=name, b=rename(host), count=1))
     return [f"n{k}_nic{i}" for i in range(len(added))]
+
+
+def _joined_nics(own: list[str], gpus: int, nic_per: str, nics_per_node: int | None) -> list[str]:
+    """The box's own NICs that join the network: evenly picked, or the first ones."""
+    if nics_per_node is not None:
+        return [own[i * len(own) // nics_per_node] for i in range(nics_per_node)] if own else []
+    return own[: min(len(own), gpus) if nic_per == "gpu" else 1]
+
+
+def _serves(template: Topology, joined: list[str]) -> dict[str, tuple[str, ...]]:
+    """``serves`` of the joined NICs, each GPU without a joined NIC of its own given its nearest one."""
+    serves = {n: list(template.device(n).serves) for n in joined}
+    for gpu in template.gpus:
+        if joined and not any(gpu in served for served in serves.values()):
+            nearest = min(joined, key=lambda n: len(template.route(gpu, n)))
+            serves[nearest].append(gpu)
+    return {n: tuple(g for g in template.gpus if g in served) for n, served in serves.items()}
 
 
 def _resolved(template: Topology, physical: PhysicalLink) -> PhysicalLink:
@@ -248,17 +318,25 @@ def _resolved(template: Topology, physical: PhysicalLink) -> PhysicalLink:
     return replace(physical, bandwidth_Bps=bandwidth, latency_s=latency)
 
 
-def _added_nics(template: Topology, nic_per: str) -> list[tuple[str, PhysicalLink]]:
-    """(host device, PCIe link to copy) for each NIC a NIC-less box gets."""
+def _added_nics(
+    template: Topology, nic_per: str, nics_per_node: int | None = None
+) -> list[tuple[str, PhysicalLink, list[str]]]:
+    """(host device, PCIe link to copy, GPUs served) for each NIC a NIC-less box gets."""
+    gpus = template.gpus
+    if nics_per_node is not None:
+        return [
+            (*_nic_host(template, gpus[home]), [gpus[s] for s in served])
+            for home, served in spread(len(gpus), nics_per_node)
+        ]
     if nic_per == "gpu":
-        return [_nic_host(template, gpu) for gpu in template.gpus]
+        return [(*_nic_host(template, gpu), [gpu]) for gpu in gpus]
     hosts = template.devices_of_kind("pcie_switch") + template.devices_of_kind("cpu")
     if not hosts:
         raise TopologyError(
             f"cluster box {template.name!r} has no NIC, PCIe switch or CPU to put a per-box NIC on; "
             "use nic_per='gpu' (one NIC on each GPU)"
         )
-    return [(hosts[0], _pcie_link(template, hosts[0]))]
+    return [(hosts[0], _pcie_link(template, hosts[0]), [])]
 
 
 def _nic_host(template: Topology, gpu: str) -> tuple[str, PhysicalLink]:
@@ -280,40 +358,55 @@ def _pcie_link(template: Topology, host: str) -> PhysicalLink:
     return PhysicalLink(host, host, FALLBACK_NIC_PCIE)
 
 
-# -- networks --------------------------------------------------------------------------------
+# -- which NICs a run uses -----------------------------------------------------------------------
 
 
-def _single_switch(nics: list[str], network: _Network) -> tuple[list[Device], list[PhysicalLink], str]:
-    devices = [Device("switch0", "switch")]
-    links = [network.link(n, "switch0") for n in nics]
-    return devices, links, f"one non-blocking {network.kind} switch, switch0, joins all {len(nics)} NICs"
+def nics_reaching(topology: Topology, gpus: Sequence[str]) -> list[str]:
+    """The NICs that the given GPUs send through, in declaration order.
 
+    A GPU uses the NICs that serve it (``Device.serves``); a GPU served by
+    none uses the nearest NIC of its box (fewest hops; the first among
+    equals). Only NICs joined to a network switch count when the topology
+    has any (a cluster); in a single box, every NIC does.
 
-def _fat_tree(
-    nics: list[str], network: _Network, oversubscription: float, leaf_size: int
-) -> tuple[list[Device], list[PhysicalLink], str]:
-    """Leaves of ``leaf_size`` NICs; every leaf joined to every spine by one link.
+    Parameters
+    ----------
+    topology : Topology
+        A box or a cluster.
+    gpus : sequence of str
+        GPU names, e.g. the ranks of a run.
 
-    A leaf with n NICs has n x B of downlinks (B per NIC link) and
-    n x B / oversubscription of uplinks, split evenly over
-    ceil(leaf_size / oversubscription) spines (one link per leaf and spine,
-    at B exactly when the ratio divides; a narrower link otherwise).
+    Returns
+    -------
+    list of str
+        NIC names; empty if the GPUs' boxes have no NIC.
+
+    Raises
+    ------
+    UnknownNameError
+        If a name is no device of the topology.
+    TopologyError
+        If a device is not a GPU.
+
+    Examples
+    --------
+    >>> topology = cluster("hgx_h100", nodes=2, nic="ib_ndr")
+    >>> nics_reaching(topology, ["gpu0", "gpu8"])
+    ['n0_nic0', 'n1_nic0']
     """
-    leaves = [nics[i : i + leaf_size] for i in range(0, len(nics), leaf_size)]
-    spines = math.ceil(leaf_size / oversubscription)
-    devices = [Device(f"leaf{i}", "switch") for i in range(len(leaves))]
-    devices += [Device(f"spine{j}", "switch") for j in range(spines)]
-    links: list[PhysicalLink] = []
-    for i, members in enumerate(leaves):
-        links += [network.link(n, f"leaf{i}") for n in members]
-        uplink_Bps = len(members) * network.per_link_Bps / oversubscription / spines
-        exact = math.isclose(uplink_Bps, network.per_link_Bps, rel_tol=1e-12)
-        links += [network.link(f"leaf{i}", f"spine{j}", None if exact else uplink_Bps) for j in range(spines)]
-    about = (
-        f"two-level {network.kind} fat tree: {len(leaves)} leaf switch(es) of up to {leaf_size} NICs, "
-        f"{spines} spine switch(es), each leaf joined to every spine; oversubscription "
-        f"{oversubscription:g}:1, so a full leaf's uplinks carry 1/{oversubscription:g} of its downlink "
-        f"capacity ({leaf_size * network.per_link_Bps / oversubscription / 1e9:g} of "
-        f"{leaf_size * network.per_link_Bps / 1e9:g} GB/s per direction)"
-    )
-    return devices, links, about
+    nics = topology.devices_of_kind("nic")
+    networked = [
+        n for n in nics if any(topology.device(m).kind == "switch" for m in topology.graph.successors(n))
+    ]
+    candidates = networked or nics
+    used: set[str] = set()
+    for gpu in gpus:
+        device = topology.device(gpu)
+        if device.kind != "gpu":
+            raise TopologyError(f"nics_reaching takes GPUs; {gpu!r} is a {device.kind}")
+        mine = [n for n in candidates if topology.device(n).box == device.box]
+        own = [n for n in mine if gpu in topology.device(n).serves]
+        if not own and mine:
+            own = [min(mine, key=lambda n: len(topology.route(gpu, n)))]
+        used.update(own)
+    return [n for n in nics if n in used]

@@ -321,7 +321,11 @@ class Topology:
 
         paths = shortest_paths(self.graph._succ, self.graph._pred, src, dst, middle, edge_ok)
         if not paths:
-            over = "any link" if allowed is None else f"link kinds {', '.join(sorted(allowed))}"
+            over = (
+                "any link (routes may pass switches, CPUs and NICs, never another GPU)"
+                if allowed is None
+                else f"link kinds {', '.join(sorted(allowed))}"
+            )
             raise TopologyError(f"topology {self.name!r} has no route from {src} to {dst} over {over}")
         routes = [self.links_between(p) for p in paths]
         widest = max(min(self.links[i].bandwidth_Bps for i in r) for r in routes)
