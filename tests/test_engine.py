@@ -107,15 +107,35 @@ def _link(topology: Topology, src: str, dst: str) -> int:
 
 
 def test_two_sends_share_a_link() -> None:
-    """Two 100 B sends gpu0->gpu1 over 10 B/s links end together at 20 s, not 10 s."""
+    """Two 100 B sends gpu0->gpu1 on two channels over 10 B/s links end together at 20 s, not 10 s."""
+    topology = _machine({"gpu0": 10.0, "gpu1": 10.0})
+    builder = ScheduleBuilder(Collective.ALL_REDUCE, 200, ["gpu0", "gpu1"])
+    a, b = builder.chunk(100), builder.chunk(100)
+    builder.send("gpu0", "gpu1", a, channel=0)
+    builder.send("gpu0", "gpu1", b, channel=1)
+    record = replay(builder.build(), topology)
+    assert record.op_end_s.tolist() == pytest.approx([20.0, 20.0], rel=REL)
+    assert record.makespan_s == pytest.approx(20.0, rel=REL)
+
+
+def test_one_connection_serves_its_sends_in_order() -> None:
+    """The same two sends on one channel: the second starts when the first ends (10 s, 20 s).
+
+    With a 1 s path latency (0.5 s per link): the first is ready at 0, flows from 1 s, ends at
+    11 s; the second becomes ready at 11 s, flows from 12 s and ends at 22 s.
+    """
     topology = _machine({"gpu0": 10.0, "gpu1": 10.0})
     builder = ScheduleBuilder(Collective.ALL_REDUCE, 200, ["gpu0", "gpu1"])
     a, b = builder.chunk(100), builder.chunk(100)
     builder.send("gpu0", "gpu1", a)
     builder.send("gpu0", "gpu1", b)
     record = replay(builder.build(), topology)
-    assert record.op_end_s.tolist() == pytest.approx([20.0, 20.0], rel=REL)
-    assert record.makespan_s == pytest.approx(20.0, rel=REL)
+    assert record.op_end_s.tolist() == pytest.approx([10.0, 20.0], rel=REL)
+    slow = _machine({"gpu0": 10.0, "gpu1": 10.0}, latency_s={"gpu0": 0.5, "gpu1": 0.5})
+    record = replay(builder.build(), slow)
+    assert record.op_ready_s.tolist() == pytest.approx([0.0, 11.0], rel=REL)
+    assert record.op_data_start_s.tolist() == pytest.approx([1.0, 12.0], rel=REL)
+    assert record.op_end_s.tolist() == pytest.approx([11.0, 22.0], rel=REL)
 
 
 def test_rates_rise_when_a_flow_ends() -> None:
@@ -123,8 +143,8 @@ def test_rates_rise_when_a_flow_ends() -> None:
     topology = _machine({"gpu0": 10.0, "gpu1": 10.0})
     builder = ScheduleBuilder(Collective.ALL_REDUCE, 150, ["gpu0", "gpu1"])
     small, big = builder.chunk(50), builder.chunk(100)
-    builder.send("gpu0", "gpu1", small)
-    builder.send("gpu0", "gpu1", big)
+    builder.send("gpu0", "gpu1", small, channel=0)
+    builder.send("gpu0", "gpu1", big, channel=1)
     record = replay(builder.build(), topology)
     assert record.op_end_s.tolist() == pytest.approx([10.0, 15.0], rel=REL)
 
@@ -164,7 +184,7 @@ def test_independent_flows_keep_their_rate() -> None:
     c = [builder.chunk(100) for _ in range(3)]
     first = builder.send("gpu0", "gpu1", c[0])
     builder.send("gpu2", "gpu3", c[1])  # alone all the time: 10 s
-    builder.send("gpu0", "gpu1", c[2], deps=[])  # shares with `first`
+    builder.send("gpu0", "gpu1", c[2], channel=1)  # shares with `first` (another channel)
     record = replay(builder.build(), topology)
     assert first == 0
     assert record.op_end_s.tolist() == pytest.approx([20.0, 10.0, 20.0], rel=REL)

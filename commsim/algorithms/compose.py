@@ -37,9 +37,9 @@ def merge_schedules(parts: Sequence[Schedule], nbytes: float) -> Schedule:
         for name in part.devices:
             devices.setdefault(name, len(devices))
     cols: dict[str, list[np.ndarray]] = {
-        k: [] for k in ("src", "dst", "chunk", "path", "step", "reduce", "ptr", "deps")
+        k: [] for k in ("src", "dst", "chunk", "path", "step", "reduce", "ptr", "deps", "channel")
     }
-    chunk_off = op_off = path_off = 0
+    chunk_off = op_off = path_off = channel_off = 0
     paths: list[PathSpec] = []
     for part in parts:
         remap = np.array([devices[name] for name in part.devices], dtype=np.int64)
@@ -51,6 +51,8 @@ def merge_schedules(parts: Sequence[Schedule], nbytes: float) -> Schedule:
         cols["reduce"].append(part.op_reduce)
         cols["ptr"].append(np.diff(part.dep_indptr))
         cols["deps"].append(part.dep_indices + op_off)
+        cols["channel"].append(part.channels + channel_off)  # parts never share a connection
+        channel_off += int(part.channels.max()) + 1 if part.n_ops else 0
         paths.extend(part.paths)
         chunk_off += part.chunk_nbytes.size
         op_off += part.n_ops
@@ -74,6 +76,7 @@ def merge_schedules(parts: Sequence[Schedule], nbytes: float) -> Schedule:
         dep_indptr=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
         dep_indices=np.concatenate(cols["deps"]).astype(np.int64),
         paths=tuple(paths),
+        op_channel=np.concatenate(cols["channel"]),
     )
 
 

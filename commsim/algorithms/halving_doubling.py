@@ -66,7 +66,8 @@ class HalvingDoubling(Algorithm):
                 sent = []
                 for r in range(n):
                     partner = r ^ bit
-                    for c in (c for c in held[r] if (c & bit) != (r & bit)):
+                    # the chunks of one exchange move together: one channel each
+                    for channel, c in enumerate(c for c in held[r] if (c & bit) != (r & bit)):
                         op = builder.send(
                             ranks[r],
                             ranks[partner],
@@ -75,6 +76,7 @@ class HalvingDoubling(Algorithm):
                             deps=writes.get((r, c), []) + previous[r],
                             step=step,
                             kinds=problem.kinds,
+                            channel=channel,
                         )
                         sent.append(((partner, c), op))
                     held[r] = [c for c in held[r] if (c & bit) == (r & bit)]
@@ -87,7 +89,7 @@ class HalvingDoubling(Algorithm):
                 sent = []
                 for r in range(n):
                     partner = r ^ bit
-                    for c in have[r]:
+                    for channel, c in enumerate(have[r]):
                         op = builder.send(
                             ranks[r],
                             ranks[partner],
@@ -95,6 +97,7 @@ class HalvingDoubling(Algorithm):
                             deps=writes.get((r, c), []) + previous[r],
                             step=step,
                             kinds=problem.kinds,
+                            channel=channel,
                         )
                         sent.append(((partner, c), op))
                 have = {r: sorted(have[r] + have[r ^ bit]) for r in range(n)}

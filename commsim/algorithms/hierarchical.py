@@ -65,7 +65,14 @@ class _Plan:
         )
 
     def _sends(
-        self, src: IntArray, dst: IntArray, chunk: IntArray, reduce: bool, deps: IntArray | None, step: int
+        self,
+        src: IntArray,
+        dst: IntArray,
+        chunk: IntArray,
+        reduce: bool,
+        deps: IntArray | None,
+        step: int,
+        channel: IntArray | int = 0,
     ) -> IntArray:
         shape = src.shape
         ops = self.builder.sends(
@@ -76,6 +83,7 @@ class _Plan:
             deps=deps,
             step=step,
             kinds=self.problem.kinds,
+            channel=np.broadcast_to(channel, shape).reshape(-1),
         )
         return ops.reshape(shape)
 
@@ -95,7 +103,8 @@ class _Plan:
             else:
                 assert prev is not None
                 deps = _stack_deps(prev[k, (i - 1) % m, b], prev)
-            prev = self._sends(src, dst, self.atom[shard, b], not allgather, deps, first_step + t)
+            # a shard's K atoms move together: one channel per atom, side by side
+            prev = self._sends(src, dst, self.atom[shard, b], not allgather, deps, first_step + t, channel=b)
         assert prev is not None
         return prev
 

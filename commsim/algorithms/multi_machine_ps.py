@@ -151,7 +151,9 @@ class _SevenSteps:
     ) -> IntArray:
         if not src:
             return np.empty(0, np.int64)
-        return self.builder.sends(src, dst, chunk, reduce=reduce, deps=deps, step=step)
+        # every atom is a stream of its own (a channel per chunk): atoms between the same two
+        # devices move side by side, not one after another
+        return self.builder.sends(src, dst, chunk, reduce=reduce, deps=deps, step=step, channel=chunk)
 
     def _owner(self, ranks: list[str], part: int) -> str:
         return ranks[part if self.parts > 1 else 0]
@@ -327,11 +329,11 @@ class KeyValueParameterServer(Algorithm):
         homes = self._keys(problem)
         builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
         keys = builder.split(problem.nbytes, len(homes))
-        for key, server in zip(keys, homes):
+        for key, server in zip(keys, homes):  # a channel per key: keys move side by side
             workers = [r for r in problem.ranks if r != server]
-            pushes = builder.sends(workers, [server] * len(workers), key, reduce=True, step=0)
+            pushes = builder.sends(workers, [server] * len(workers), key, reduce=True, step=0, channel=key)
             deps = np.broadcast_to(pushes, (len(workers), pushes.size))
-            builder.sends([server] * len(workers), workers, key, deps=deps, step=1)
+            builder.sends([server] * len(workers), workers, key, deps=deps, step=1, channel=key)
         return builder.build()
 
     def analytic_time(self, problem: Problem) -> float | None:

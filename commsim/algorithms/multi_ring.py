@@ -171,6 +171,7 @@ class MultiRing(Algorithm):
         rings = self.rings(problem)
         total = sum(width for _, width in rings)
         builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
+        channel = 0  # every ring and direction is a channel of its own, as NCCL's rings are
         for ring, width in rings:
             directions = self._directions(ring)
             share = problem.nbytes * width / total / len(directions)
@@ -185,7 +186,9 @@ class MultiRing(Algorithm):
                     problem.collective,
                     direct=self.params.rings is None,
                     kinds=self.params.kinds,
+                    channel=channel,
                 )
+                channel += 1
         return builder.build()
 
     def analytic_time(self, problem: Problem) -> float | None:

@@ -35,16 +35,23 @@ class ShardedParams(Params):
 
 
 def _plan_servers(problem: Problem, servers: list[str]) -> Schedule:
-    """Shard ``s`` of the data goes to ``servers[s]``, is summed there, and sent back."""
+    """Shard ``s`` of the data goes to ``servers[s]``, is summed there, and sent back.
+
+    Every push is issued before every pull: a rank's connection to a server
+    that is also a rank carries its push first, then that server's pull.
+    """
     builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
     chunks = builder.split(problem.nbytes, len(servers))
-    for chunk, server in zip(chunks, servers):
-        pushes = [
+    pushes = {
+        chunk: [
             builder.send(rank, server, chunk, reduce=True, step=0) for rank in problem.ranks if rank != server
         ]
+        for chunk, server in zip(chunks, servers)
+    }
+    for chunk, server in zip(chunks, servers):
         for rank in problem.ranks:
             if rank != server:
-                builder.send(server, rank, chunk, deps=pushes, step=1)
+                builder.send(server, rank, chunk, deps=pushes[chunk], step=1)
     return builder.build()
 
 

@@ -142,12 +142,13 @@ class NaiveRing(Algorithm):
         builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
         hops = [(ring[h % n], ring[(h + 1) % n], h < n - 1) for h in range(n)]  # reduce chain
         hops += [(ring[h], ring[h + 1], False) for h in range(n - 1)]  # broadcast chain
+        # the two chains are two pipelines: channel 0 reduces, channel 1 broadcasts
         last_on_hop: list[int | None] = [None] * len(hops)
         for chunk in builder.split(problem.nbytes, pieces):
             before: int | None = None
             for h, (src, dst, reduce) in enumerate(hops):
                 deps = [d for d in (before, last_on_hop[h]) if d is not None]
-                before = builder.send(src, dst, chunk, reduce=reduce, deps=deps, step=h)
+                before = builder.send(src, dst, chunk, reduce=reduce, deps=deps, step=h, channel=int(h >= n))
                 last_on_hop[h] = before
         return builder.build()
 

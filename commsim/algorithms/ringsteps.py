@@ -46,6 +46,7 @@ def add_ring(
     kinds: Sequence[str] | None = None,
     first_deps: IntArray | None = None,
     paths: Sequence[Sequence[str]] | None = None,
+    channel: int = 0,
 ) -> IntArray:
     """Add the sends of one ring; return the op ids of its last step (one per position).
 
@@ -66,6 +67,8 @@ def add_ring(
         Per position, an op its first send must wait for (-1 for none).
     paths : sequence of device paths, optional
         Explicit path of every hop (position i to i+1), e.g. through host memory.
+    channel : int
+        The ring's channel: rings sharing a hop run side by side on different channels.
     """
     n = len(devices)
     positions = np.array([builder.device_index(d) for d in devices], dtype=np.int64)
@@ -86,7 +89,15 @@ def add_ring(
         else:
             deps = None
         prev = builder.sends(
-            positions, nxt, chunk_ids[held], reduce=step < n - 1, deps=deps, kinds=kinds, via=via, step=step
+            positions,
+            nxt,
+            chunk_ids[held],
+            reduce=step < n - 1,
+            deps=deps,
+            kinds=kinds,
+            via=via,
+            step=step,
+            channel=channel,
         )
     assert prev is not None
     return prev

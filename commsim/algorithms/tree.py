@@ -85,12 +85,15 @@ def add_tree(
     *,
     direct: bool = False,
     kinds: Sequence[str] | None = None,
+    channel: int = 0,
 ) -> None:
     """Add a pipelined reduce (up) and/or broadcast (down) along one tree.
 
     ``devices[p]`` sits at position ``p``; ``parents[p]`` is its parent
     position (-1 for the root). All-reduce does both phases, reduce only the
     first, broadcast only the second. Sends on one edge keep chunk order.
+    The tree's sends use ``channel``; trees sharing an edge run side by side
+    on different channels (NCCL gives each tree its own channels).
     """
     order = _post_order(parents)
     up_send: dict[tuple[int, int], int] = {}
@@ -102,7 +105,15 @@ def add_tree(
             deps = [*deps, last_on_edge[edge]]
         via = (devices[src], devices[dst]) if direct else None
         op = builder.send(
-            devices[src], devices[dst], chunk, reduce=reduce, deps=deps, kinds=kinds, via=via, step=step
+            devices[src],
+            devices[dst],
+            chunk,
+            reduce=reduce,
+            deps=deps,
+            kinds=kinds,
+            via=via,
+            step=step,
+            channel=channel,
         )
         last_on_edge[edge] = op
         return op
@@ -162,9 +173,11 @@ class Tree(Algorithm):
         if problem.collective is not Collective.ALL_REDUCE:
             trees = trees[:1]  # a rooted collective needs every tree rooted at its root
         builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks, root=problem.root)
-        for parents in trees:
+        for channel, parents in enumerate(trees):
             chunks = builder.split(problem.nbytes / len(trees), self.params.chunks)
-            add_tree(builder, devices, parents, chunks, problem.collective, kinds=problem.kinds)
+            add_tree(
+                builder, devices, parents, chunks, problem.collective, kinds=problem.kinds, channel=channel
+            )
         return builder.build()
 
     def analytic_time(self, problem: Problem) -> float | None:

@@ -155,9 +155,9 @@ class TreePacking(Algorithm):
         assert isinstance(self.params, TreePackingParams)
         trees, _ = self.trees(problem)
         builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks, root=problem.root)
-        for devices, parents in trees:
+        for channel, (devices, parents) in enumerate(trees):  # a channel per tree
             chunks = builder.split(problem.nbytes / len(trees), self.params.chunks)
-            add_tree(builder, devices, parents, chunks, problem.collective, direct=True)
+            add_tree(builder, devices, parents, chunks, problem.collective, direct=True, channel=channel)
         return builder.build()
 
     def analytic_time(self, problem: Problem) -> float | None:

@@ -1,6 +1,9 @@
 """Replay a Schedule on a Topology: flow-level, max-min fair, event-driven (simpy).
 
-A send becomes *ready* when its dependencies have completed. It then waits
+A send becomes *ready* when its dependencies have completed and, if another
+send came before it on its connection ``(src, dst, channel)``, when that
+send has completed too (a connection serves its sends in order, as NCCL's
+channels do; different channels share links max-min fairly). It then waits
 its path's latency (the sum of its links' latencies, paid once), becomes a
 *flow* of ``nbytes`` bytes along its path, and shares every directed link
 it crosses max-min fairly with the other flows. Rates change only when a
@@ -10,6 +13,12 @@ straight to the next event: simpy's event queue holds latency expiries and
 reduction delays, and the flow network advances in one step to the next
 flow completion. A receiver with a reduction bandwidth spends
 ``nbytes / reduce_bandwidth`` after the last byte arrives on a reducing send.
+
+When several routes are equally good (:meth:`Topology.routes`), a topology
+with ``multipath="spray"`` splits the send into one flow per route, each
+with an equal share of the bytes (the send ends with its last flow); with
+``"hash"`` the send takes one route, picked by a hash of its endpoints'
+rank indices. Either way no choice depends on device names.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from numpy.typing import NDArray
 from commsim.engine.arrays import expand_rows, gather_csr, sorted_unique, transpose_csr
 from commsim.engine.fairshare import max_min_rates
 from commsim.errors import TopologyError
-from commsim.schedule import Schedule
+from commsim.schedule import Schedule, connection_next
 from commsim.topology.model import Topology
 
 __all__ = ["ReplayRecord", "replay"]
@@ -68,21 +77,75 @@ class ReplayRecord:
     interval_end_s: FloatArray
 
 
-def _resolve_paths(schedule: Schedule, topology: Topology) -> tuple[IntArray, IntArray, FloatArray]:
-    """CSR of link indices per path spec, and each path's total latency."""
-    routes = []
-    for spec in schedule.paths:
-        if spec.via is not None:
-            if spec.via[0] != spec.src or spec.via[-1] != spec.dst:
-                raise TopologyError(f"explicit path {list(spec.via)} must run from {spec.src} to {spec.dst}")
-            routes.append(topology.links_between(spec.via))
-        else:
-            routes.append(topology.route(spec.src, spec.dst, spec.kinds))
-    lengths = np.fromiter((len(r) for r in routes), np.int64, len(routes))
-    ptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    links = np.fromiter((i for r in routes for i in r), np.int64, int(ptr[-1]))
-    latency = np.array([sum(topology.links[i].latency_s for i in r) for r in routes], dtype=float)
-    return ptr, links, latency
+@dataclass(frozen=True, eq=False)
+class _Routes:
+    """Routes of a schedule's path specs: CSR of links per route, CSR of routes per path spec."""
+
+    route_ptr: IntArray
+    route_links: IntArray
+    path_route_ptr: IntArray
+    path_routes: IntArray
+    path_latency: FloatArray
+    path_ptr: IntArray  # CSR of the links each path spec may use (union of its routes)
+    path_links: IntArray
+
+    @property
+    def multipath(self) -> bool:
+        """Whether some path spec has more than one route."""
+        return bool(self.path_routes.size != self.path_route_ptr.size - 1)
+
+
+def _flow_key(schedule: Schedule, topology: Topology, device: str) -> int:
+    """Hash key of a device: its rank index, or past the ranks, its index in the topology."""
+    if device in schedule.ranks:
+        return schedule.ranks.index(device)
+    return len(schedule.ranks) + [d.name for d in topology.devices].index(device)
+
+
+def _routes_of(schedule: Schedule, topology: Topology, spec_index: int) -> tuple[tuple[int, ...], ...]:
+    spec = schedule.paths[spec_index]
+    if spec.via is not None:
+        if spec.via[0] != spec.src or spec.via[-1] != spec.dst:
+            raise TopologyError(f"explicit path {list(spec.via)} must run from {spec.src} to {spec.dst}")
+        return (topology.links_between(spec.via),)
+    if topology.multipath == "spray":
+        return topology.routes(spec.src, spec.dst, spec.kinds)
+    key = (_flow_key(schedule, topology, spec.src), _flow_key(schedule, topology, spec.dst))
+    return (topology.route(spec.src, spec.dst, spec.kinds, flow_key=key),)
+
+
+def _csr(rows: list[tuple[int, ...]]) -> tuple[IntArray, IntArray]:
+    lengths = np.fromiter((len(r) for r in rows), np.int64, len(rows))
+    ptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return ptr, np.fromiter((i for r in rows for i in r), np.int64, int(ptr[-1]))
+
+
+def _resolve_paths(schedule: Schedule, topology: Topology) -> _Routes:
+    """Every path spec's routes, their links and the path's latency (its slowest route's)."""
+    per_path = [_routes_of(schedule, topology, i) for i in range(len(schedule.paths))]
+    routes = [r for options in per_path for r in options]
+    route_ptr, route_links = _csr(routes)
+    counts = [len(options) for options in per_path]
+    path_route_ptr = np.zeros(len(per_path) + 1, np.int64)
+    np.cumsum(counts, out=path_route_ptr[1:])
+    latency = np.array(
+        [max(sum(topology.links[i].latency_s for i in r) for r in options) for options in per_path],
+        dtype=float,
+    )
+    if len(routes) == len(per_path):
+        path_ptr, path_links = route_ptr, route_links
+    else:
+        path_ptr, path_links = _csr([tuple(sorted({i for r in options for i in r})) for options in per_path])
+    return _Routes(
+        route_ptr,
+        route_links,
+        path_route_ptr,
+        np.arange(len(routes), dtype=np.int64),
+        latency,
+        path_ptr,
+        path_links,
+    )
 
 
 class _Replay:
@@ -101,16 +164,24 @@ class _Replay:
         self.env = simpy.Environment()
         self.s = schedule
         n_ops, n_links = schedule.n_ops, len(topology.links)
-        path_ptr, path_links, self.path_latency = _resolve_paths(schedule, topology)
-        self.op_ptr, self.op_links = expand_rows(path_ptr, path_links, schedule.op_path)
+        self.routes = _resolve_paths(schedule, topology)
+        self.path_latency = self.routes.path_latency
+        self.op_ptr, self.op_links = expand_rows(
+            self.routes.path_ptr, self.routes.path_links, schedule.op_path
+        )
+        self.flows_left = np.zeros(n_ops, np.int64) if self.routes.multipath else None
         self.reduce_rate = self._reduce_rates(topology)
         self.capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
         self.waiting = np.diff(schedule.dep_indptr)
+        # a connection serves its sends in order: each send also waits for the one before it
+        self.conn_next = connection_next(schedule)
+        self.waiting[self.conn_next[self.conn_next >= 0]] += 1
         self.dep_ptr, self.dependents = transpose_csr(schedule.dep_indptr, schedule.dep_indices, n_ops)
         self.ready = np.full(n_ops, np.nan)
         self.data_start = np.full(n_ops, np.nan)
         self.end = np.full(n_ops, np.nan)
         self.flow_op = np.empty(0, np.int64)
+        self.flow_size = np.empty(0)  # bytes of each flow (a sprayed send's share)
         self.flow_left = np.empty(0)
         self.flow_rate = np.empty(0)
         self.flow_done_at = np.empty(0)  # bytes left at or below which a flow is done
@@ -213,6 +284,10 @@ class _Replay:
             return
         self.end[ops] = self.env.now
         nxt = gather_csr(self.dep_ptr, self.dependents, ops)[1]
+        following = self.conn_next[ops]
+        following = following[following >= 0]
+        if following.size:
+            nxt = np.concatenate([nxt, following])
         if nxt.size:
             np.subtract.at(self.waiting, nxt, 1)
             ready = sorted_unique(nxt[self.waiting[nxt] == 0])
@@ -220,18 +295,30 @@ class _Replay:
                 self._start(ready)
 
     # -- the flow network -------------------------------------------------
+    def _flows_of(self, ops: IntArray, nbytes: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
+        """(op, route, bytes) of the flows of starting sends: one per route of a sprayed send."""
+        paths = self.s.op_path[ops]
+        if self.flows_left is None:
+            return ops, paths, nbytes
+        owner, routes = gather_csr(self.routes.path_route_ptr, self.routes.path_routes, paths)
+        counts = np.diff(self.routes.path_route_ptr)[paths]
+        self.flows_left[ops] = counts
+        return ops[owner], routes, (nbytes / counts)[owner]
+
     def _add_flows(self, ops: IntArray, nbytes: FloatArray) -> None:
         first = self.flow_op.size
-        owner, links = gather_csr(self.op_ptr, self.op_links, ops)
+        ops, flow_route, nbytes = self._flows_of(ops, nbytes)
+        owner, links = gather_csr(self.routes.route_ptr, self.routes.route_links, flow_route)
         if first:
             self.flow_op = np.concatenate([self.flow_op, ops])
+            self.flow_size = np.concatenate([self.flow_size, nbytes])
             self.flow_left = np.concatenate([self.flow_left, nbytes])
             self.flow_rate = np.concatenate([self.flow_rate, np.zeros(ops.size)])
             self.flow_done_at = np.concatenate([self.flow_done_at, _DONE_REL * nbytes])
             self.ent_flow = np.concatenate([self.ent_flow, owner + first])
             self.ent_link = np.concatenate([self.ent_link, links])
         else:
-            self.flow_op, self.flow_left = ops, nbytes.copy()
+            self.flow_op, self.flow_size, self.flow_left = ops, nbytes, nbytes.copy()
             self.flow_rate, self.flow_done_at = np.zeros(ops.size), _DONE_REL * nbytes
             self.ent_flow, self.ent_link = owner, links
         self._count_users(links, +1)
@@ -276,23 +363,25 @@ class _Replay:
 
     def _remove_flows(self, done: NDArray[np.bool_]) -> None:
         if done.all():  # the whole flow set ends together (a symmetric step)
-            ops, gone_link, gone_ops = self.flow_op, self.ent_link, self.flow_op[self.ent_flow]
+            ops, gone_link, gone_bytes = self.flow_op, self.ent_link, self.flow_size[self.ent_flow]
             self.ent_flow = self.ent_link = self.flow_op = np.empty(0, np.int64)
-            self.flow_left = self.flow_rate = self.flow_done_at = np.empty(0)
+            self.flow_left = self.flow_rate = self.flow_done_at = self.flow_size = np.empty(0)
         else:
             ops = self.flow_op[done]
             gone = done[self.ent_flow]
-            gone_link, gone_ops = self.ent_link[gone], self.flow_op[self.ent_flow[gone]]
+            gone_link, gone_bytes = self.ent_link[gone], self.flow_size[self.ent_flow[gone]]
             keep, stay = ~done, ~gone
             new_index = keep.cumsum() - 1
             self.ent_flow, self.ent_link = new_index[self.ent_flow[stay]], self.ent_link[stay]
             self.flow_op, self.flow_left = self.flow_op[keep], self.flow_left[keep]
             self.flow_rate, self.flow_done_at = self.flow_rate[keep], self.flow_done_at[keep]
-        self.link_bytes += np.bincount(
-            gone_link, weights=self._nbytes(gone_ops), minlength=self.link_bytes.size
-        )
+            self.flow_size = self.flow_size[keep]
+        self.link_bytes += np.bincount(gone_link, weights=gone_bytes, minlength=self.link_bytes.size)
         self._count_users(gone_link, -1)
         self.changed.append(gone_link)
+        if self.flows_left is not None:  # a sprayed send ends with its last flow
+            np.subtract.at(self.flows_left, ops, 1)
+            ops = sorted_unique(ops[self.flows_left[ops] == 0])
         if self.reduce_rate is None:
             self.to_complete.append(ops)
         else:

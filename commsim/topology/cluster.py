@@ -85,10 +85,12 @@ def cluster(
         Default: the kind the box's NICs are for (their ``model``, as the
         machine-class builders set it), else :data:`DEFAULT_NIC`.
     nic_per : {"gpu", "box"}
-        ``"gpu"``: one NIC per GPU joins the network (the box's first NICs,
-        or all of them if it has fewer than GPUs); ``"box"``: only the first
-        NIC. A box without NICs gets them: on each GPU's PCIe switch (or CPU),
-        or, per box, on its first PCIe switch (or CPU).
+        ``"gpu"``: one NIC per GPU joins the network (all of them if the box
+        has fewer than GPUs; from a box with more, as many as GPUs, picked
+        evenly: use ``nics_per_node`` to join all 32 NICs of an AWS p5);
+        ``"box"``: only the first NIC. A box without NICs gets them: on
+        each GPU's PCIe switch (or CPU), or, per box, on its first PCIe
+        switch (or CPU).
     fabric : {"switch", "fat_tree", "rails"}
         One non-blocking switch ``switch0``; leaf switches ``leaf{i}`` of
         ``leaf_size`` NICs under spine switches ``spine{j}``; or
@@ -271,7 +273,8 @@ def _copy_box(
 
     own = template.devices_of_kind("nic")
     joined = _joined_nics(own, len(template.gpus), nic_per, nics_per_node)
-    serves = _serves(template, joined) if nics_per_node is not None else {}
+    subset = nics_per_node is not None or (nic_per == "gpu" and len(joined) < len(own))
+    serves = _serves(template, joined) if subset else {}
     devices += [
         replace(d, name=rename(d.name), box=k, serves=tuple(rename(g) for g in serves.get(d.name, d.serves)))
         for d in template.devices
@@ -288,18 +291,23 @@ def _copy_box(
 
 
 def _joined_nics(own: list[str], gpus: int, nic_per: str, nics_per_node: int | None) -> list[str]:
-    """The box's own NICs that join the network: evenly picked, or the first ones."""
-    if nics_per_node is not None:
-        return [own[i * len(own) // nics_per_node] for i in range(nics_per_node)] if own else []
-    return own[: min(len(own), gpus) if nic_per == "gpu" else 1]
+    """The box's own NICs that join the network, picked evenly (all of them if that many are wanted)."""
+    if not own:
+        return []
+    wanted = nics_per_node or (min(len(own), gpus) if nic_per == "gpu" else 1)
+    return [own[i * len(own) // wanted] for i in range(wanted)]
 
 
 def _serves(template: Topology, joined: list[str]) -> dict[str, tuple[str, ...]]:
-    """``serves`` of the joined NICs, each GPU without a joined NIC of its own given its nearest one."""
+    """``serves`` of the joined NICs, each GPU without a joined NIC of its own given its nearest one.
+
+    Nearest: fewest hops from the GPU; among equals, the NIC serving the
+    fewest GPUs so far, then the first.
+    """
     serves = {n: list(template.device(n).serves) for n in joined}
     for gpu in template.gpus:
         if joined and not any(gpu in served for served in serves.values()):
-            nearest = min(joined, key=lambda n: len(template.route(gpu, n)))
+            nearest = min(joined, key=lambda n: (len(template.route(gpu, n)), len(serves[n])))
             serves[nearest].append(gpu)
     return {n: tuple(g for g in template.gpus if g in served) for n, served in serves.items()}
 

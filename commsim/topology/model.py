@@ -9,7 +9,6 @@ capacity of its own (full duplex). Links bonded between the same two devices
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -22,7 +21,26 @@ from commsim.topology.linkkinds import LINK_KINDS, get_link_kind, kinds_matching
 from commsim.topology.routing import shortest_paths
 from commsim.units import format_bandwidth
 
-__all__ = ["DEVICE_KINDS", "Device", "Link", "PhysicalLink", "Topology"]
+__all__ = ["DEVICE_KINDS", "MULTIPATH_POLICIES", "Device", "Link", "PhysicalLink", "Topology", "flow_hash"]
+
+MULTIPATH_POLICIES = ("spray", "hash")
+"""How a send uses several equal-cost routes: ``spray`` splits it evenly over all of them
+(adaptive routing, packet spraying); ``hash`` puts it on one, picked by a hash of its
+endpoints' indices (static ECMP)."""
+
+
+def flow_hash(a: int, b: int) -> int:
+    """A deterministic 64-bit mix of two indices (splitmix64 of ``a * 2**32 + b``).
+
+    Static ECMP hashes a flow's header fields; here the fields are the
+    endpoints' rank (or device) indices, so the choice never depends on names.
+    """
+    mask = (1 << 64) - 1
+    z = ((a << 32) + b + 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
 
 DEVICE_KINDS = ("gpu", "cpu", "pcie_switch", "nvswitch", "nic", "switch", "memory")
 """Device kinds a topology may contain."""
@@ -142,6 +160,14 @@ class Topology:
     nccl : mapping, optional
         Calibrated parameters of the NCCL model for this machine
         (:class:`commsim.nccl.NcclParams` fields), written by ``commsim calibrate``.
+    multipath : {"spray", "hash"}
+        What a send does when several routes are equally good (see
+        :meth:`routes`): ``"spray"`` (default) splits it evenly over all of
+        them, as adaptive routing and packet spraying do (InfiniBand
+        adaptive routing, NVIDIA Spectrum-X, RoCE with per-packet spraying;
+        inside a box, NVSwitch planes); ``"hash"`` puts it on one route
+        picked by :func:`flow_hash` of its endpoints' indices, as static
+        ECMP does on Ethernet/RoCE fabrics, so flows can collide on a link.
 
     Raises
     ------
@@ -157,8 +183,14 @@ class Topology:
     description: str = ""
     peer_to_peer: bool = True
     nccl: Mapping[str, Any] | None = None
+    multipath: str = "spray"
 
     def __post_init__(self) -> None:
+        if self.multipath not in MULTIPATH_POLICIES:
+            raise TopologyError(
+                f"topology {self.name!r}: multipath {self.multipath!r} is not one of "
+                f"{', '.join(MULTIPATH_POLICIES)}"
+            )
         self.devices = tuple(self.devices)
         self.physical_links = _merge_bonds(self.physical_links)
         self.kind_overrides = dict(self.kind_overrides)
@@ -170,7 +202,8 @@ class Topology:
         for physical in self.physical_links:
             self._add_physical(physical)
         self._kind_of = {d.name: d.kind for d in self.devices}
-        self._route_cache: dict[tuple[str, str, frozenset[str] | None], tuple[int, ...]] = {}
+        self._route_cache: dict[tuple[str, str, frozenset[str] | None], tuple[tuple[int, ...], ...]] = {}
+        self._device_index = {d.name: i for i, d in enumerate(self.devices)}
         self._check_connected()
 
     # -- construction -------------------------------------------------
@@ -278,12 +311,13 @@ class Topology:
             result.setdefault(self._device_by_name[gpu].box, []).append(gpu)
         return dict(sorted(result.items()))
 
-    def route(self, src: str, dst: str, kinds: Iterable[str] | None = None) -> tuple[int, ...]:
-        """Link indices of the route from ``src`` to ``dst``.
+    def routes(self, src: str, dst: str, kinds: Iterable[str] | None = None) -> tuple[tuple[int, ...], ...]:
+        """Every equally good route from ``src`` to ``dst`` (link indices), in link-index order.
 
-        The route has the fewest hops; among equals, the widest bottleneck;
-        among those, one picked by a stable hash of the endpoints (so flows
-        spread over equal paths, like ECMP). GPUs never forward.
+        Equally good: the fewest hops; among those, the widest bottleneck;
+        among those, the ones whose NICs belong to the endpoints (if any
+        do). The result depends on the machine's structure only, never on
+        device names. GPUs never forward.
 
         Parameters
         ----------
@@ -301,11 +335,40 @@ class Topology:
         key = (src, dst, allowed)
         cached = self._route_cache.get(key)
         if cached is None:
-            cached = self._find_route(src, dst, allowed)
+            cached = self._find_routes(src, dst, allowed)
             self._route_cache[key] = cached
         return cached
 
-    def _find_route(self, src: str, dst: str, allowed: frozenset[str] | None) -> tuple[int, ...]:
+    def route(
+        self, src: str, dst: str, kinds: Iterable[str] | None = None, flow_key: tuple[int, int] | None = None
+    ) -> tuple[int, ...]:
+        """One route from ``src`` to ``dst`` (link indices): the one a single flow takes.
+
+        With ``multipath="hash"``, the route :func:`flow_hash` of ``flow_key``
+        picks among :meth:`routes` (default key: the endpoints' device
+        indices); with ``"spray"``, the first of :meth:`routes` (a send is
+        split over all of them; see :meth:`routes`).
+        """
+        candidates = self.routes(src, dst, kinds)
+        if len(candidates) == 1 or self.multipath == "spray":
+            return candidates[0]
+        a, b = flow_key if flow_key is not None else (self._device_index[src], self._device_index[dst])
+        return candidates[flow_hash(a, b) % len(candidates)]
+
+    def with_multipath(self, multipath: str) -> Topology:
+        """The same machine with another multipath policy (``"spray"`` or ``"hash"``)."""
+        return Topology(
+            self.name,
+            self.devices,
+            self.physical_links,
+            self.kind_overrides,
+            self.description,
+            self.peer_to_peer,
+            self.nccl,
+            multipath,
+        )
+
+    def _find_routes(self, src: str, dst: str, allowed: frozenset[str] | None) -> tuple[tuple[int, ...], ...]:
         self.device(src)
         self.device(dst)
         if src == dst:
@@ -331,8 +394,7 @@ class Topology:
         widest = max(min(self.links[i].bandwidth_Bps for i in r) for r in routes)
         best = sorted(r for r in routes if min(self.links[i].bandwidth_Bps for i in r) == widest)
         own = [r for r in best if self._own_nics(r, src, dst)]
-        best = own or best
-        return best[zlib.crc32(f"{src}|{dst}".encode()) % len(best)]
+        return tuple(own or best)
 
     def _own_nics(self, route: tuple[int, ...], src: str, dst: str) -> bool:
         """Whether every NIC the route passes belongs to (or is shared by) its endpoints."""
@@ -375,6 +437,7 @@ class Topology:
             description=self.description,
             peer_to_peer=self.peer_to_peer,
             nccl=self.nccl,
+            multipath=self.multipath,
         )
 
     def scaled(
@@ -410,6 +473,7 @@ class Topology:
             self.description,
             self.peer_to_peer,
             self.nccl,
+            self.multipath,
         )
 
     def __repr__(self) -> str:

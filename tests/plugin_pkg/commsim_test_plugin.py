@@ -28,11 +28,15 @@ class DirectAllReduce(Algorithm):
         self.check(problem)
         builder = ScheduleBuilder(problem.collective, problem.nbytes, problem.ranks)
         chunks = builder.split(problem.nbytes, problem.n, owners=range(problem.n))
+        # every push before every copy: a connection serves its sends in the order they are added
+        pushes = {
+            owner: [builder.send(r, owner, chunk, reduce=True) for r in problem.ranks if r != owner]
+            for owner, chunk in zip(problem.ranks, chunks)
+        }
         for owner, chunk in zip(problem.ranks, chunks):
-            pushes = [builder.send(r, owner, chunk, reduce=True) for r in problem.ranks if r != owner]
             for rank in problem.ranks:
                 if rank != owner:
-                    builder.send(owner, rank, chunk, deps=pushes, step=1)
+                    builder.send(owner, rank, chunk, deps=pushes[owner], step=1)
         return builder.build()
 
 

@@ -197,30 +197,32 @@ def pcie_groups(
     return groups
 
 
-def spread(groups: int, items: int) -> list[tuple[int, list[int]]]:
-    """(home group, served groups) of each of ``items`` NICs spread evenly over ``groups``.
+def spread(gpus: int, nics: int) -> list[tuple[int, list[int]]]:
+    """(home GPU, served GPUs) of each of ``nics`` NICs spread evenly over ``gpus`` GPUs (indices).
 
-    With at most one NIC per group, NIC j sits in group ceil(j n / items) of
-    the n groups and serves the groups s with floor(s items / n) = j: its own
-    and the NIC-less groups after it (e.g. 4 NICs on 8 one-GPU switches: NIC
-    0 on switch 0 serves GPUs 0 and 1). With more NICs than groups, NIC j
-    sits in group floor(j n / items) and serves that group (e.g. 32 EFA NICs
-    for 8 GPUs: 4 per GPU).
+    With at most one NIC per GPU, NIC j sits by GPU ceil(j g / nics) and
+    serves the GPUs s with floor(s nics / g) = j: its own and the NIC-less
+    GPUs after it (4 NICs for 8 GPUs: NIC 0 by GPU 0 serves GPUs 0 and 1).
+    With more NICs than GPUs, NIC j sits by GPU floor(j g / nics) and
+    serves it alone (32 EFA NICs for 8 GPUs: 4 per GPU).
     """
-    if items <= groups:
+    if nics <= gpus:
         return [
-            (-(-j * groups // items), [s for s in range(groups) if s * items // groups == j])
-            for j in range(items)
+            (-(-j * gpus // nics), [s for s in range(gpus) if s * nics // gpus == j]) for j in range(nics)
         ]
-    return [(j * groups // items, [j * groups // items]) for j in range(items)]
+    return [(j * gpus // nics, [j * gpus // nics]) for j in range(nics)]
 
 
 def place_nics(parts: Parts, groups: Sequence[Group], nics: int, nic: str, pcie: str, first: int = 0) -> None:
-    """Spread ``nics`` NICs ``nic{first + j}`` over ``groups`` as :func:`spread` says."""
-    for j, (home, served) in enumerate(spread(len(groups), nics)):
-        gpus = [gpu for s in served for gpu in groups[s].gpus]
-        name = parts.add(f"nic{first + j}", "nic", model=nic, serves=gpus)
-        parts.link(name, groups[home].host, pcie)
+    """Spread ``nics`` NICs ``nic{first + j}`` over the GPUs of ``groups`` as :func:`spread` says.
+
+    Each NIC sits on the PCIe switch (or CPU) of its home GPU: a DGX A100
+    (switches of 2 GPUs, 8 NICs) gets 2 NICs per switch, one per GPU.
+    """
+    gpus = [(gpu, group.host) for group in groups for gpu in group.gpus]
+    for j, (home, served) in enumerate(spread(len(gpus), nics)):
+        name = parts.add(f"nic{first + j}", "nic", model=nic, serves=[gpus[s][0] for s in served])
+        parts.link(name, gpus[home][1], pcie)
 
 
 def default_model(gpu_model: str | None, by_fabric: dict[str, str], fabric: str) -> str | None:
