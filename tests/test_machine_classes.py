@@ -7,13 +7,22 @@ verifier for ring and tree all-reduce.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from commsim.api import simulate
 from commsim.errors import CommsimError, TopologyError, UnitError, UnknownNameError
-from commsim.topology import BUILDERS, Topology, available_topologies, get_link_kind, get_topology
+from commsim.topology import (
+    BUILDERS,
+    Topology,
+    available_topologies,
+    get_link_kind,
+    get_topology,
+    load_topology_file,
+    save_topology,
+)
 from commsim.topology.cluster import cluster, nics_reaching
 from commsim.topology.linkkinds import LINK_KINDS, TRANSPORTS
 from commsim.topology.machines import (
@@ -312,6 +321,25 @@ def test_ring_on_an_h100_nvlink_mesh_is_exact() -> None:
     expected_s = 2 * (n - 1) / n * size / pair_Bps
     assert result.replay_time_s == pytest.approx(expected_s, rel=1e-12)
     assert result.analytic_time_s == pytest.approx(expected_s, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        *[lambda name=name, params=params: get_topology(name, **params) for name, params in CLASSES],
+        lambda: cluster(
+            "nvswitch_box", nodes=3, fabric="rails", leaf_size=2, oversubscription=2.0, nics_per_node=4
+        ),
+    ],
+)
+def test_yaml_round_trip(make: Any, tmp_path: Path) -> None:
+    """save_topology -> load_topology_file gives the same machine, new kinds and NIC models included."""
+    original = make()
+    save_topology(original, tmp_path / "machine.yaml")
+    again = load_topology_file(tmp_path / "machine.yaml")
+    assert again.devices == original.devices
+    assert again.links == original.links
+    assert again.peer_to_peer == original.peer_to_peer
 
 
 # -- bad arguments -----------------------------------------------------------------------------

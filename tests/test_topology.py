@@ -304,7 +304,7 @@ def test_route_restricted_kinds(dgx1_v100: Topology) -> None:
         dgx1_v100.route("gpu0", "gpu5", ["nvlink"])
     assert str(info.value) == (
         "topology 'dgx1_v100' has no route from gpu0 to gpu5 over link kinds "
-        "nvlink1, nvlink2, nvlink3, nvlink4"
+        "nvlink1, nvlink2, nvlink3, nvlink4, nvlink5"
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Any
 
 import networkx as nx
 from pydantic import Field
@@ -27,10 +28,11 @@ from commsim.schedule import Schedule, ScheduleBuilder
 
 __all__ = ["TreePacking", "pack_spanning_trees"]
 
-Edge = tuple[str, str]
+Edge = tuple[Any, Any]
+"""An undirected edge: two rank indices (while packing) or two device names."""
 
 
-def _units(capacity: dict[frozenset[str], float]) -> tuple[list[Edge], float]:
+def _units(capacity: dict[frozenset[int], float]) -> tuple[list[Edge], float]:
     unit = min(capacity.values())
     edges: list[Edge] = []
     for pair, bandwidth in sorted(capacity.items(), key=lambda kv: sorted(kv[0])):
@@ -39,13 +41,13 @@ def _units(capacity: dict[frozenset[str], float]) -> tuple[list[Edge], float]:
     return edges, unit
 
 
-def _one_tree(nodes: Sequence[str], edges: list[Edge], rng: random.Random) -> list[Edge] | None:
+def _one_tree(nodes: Sequence[Any], edges: list[Edge], rng: random.Random) -> list[Edge] | None:
     """A random spanning tree of the remaining unit edges (Kruskal, random order)."""
     order = edges[:]
     rng.shuffle(order)
     parent = {v: v for v in nodes}
 
-    def find(v: str) -> str:
+    def find(v: Any) -> Any:
         while parent[v] != v:
             parent[v] = parent[parent[v]]
             v = parent[v]
@@ -61,12 +63,13 @@ def _one_tree(nodes: Sequence[str], edges: list[Edge], rng: random.Random) -> li
 
 
 def pack_spanning_trees(
-    nodes: Sequence[str], edges: list[Edge], attempts: int = 400, seed: int = 0
+    nodes: Sequence[Any], edges: list[Edge], attempts: int = 400, seed: int = 0
 ) -> list[list[Edge]]:
     """As many edge-disjoint spanning trees of a multigraph as randomised search finds.
 
     The upper bound is ``min(len(edges) // (n-1), min degree)``; the search
-    tries that many first, then fewer. Deterministic for a given ``seed``.
+    tries that many first, then fewer. Deterministic for a given ``seed``
+    and the given order of ``edges`` (never dependent on what the nodes are called).
     """
     degree = {v: 0 for v in nodes}
     for a, b in edges:
@@ -127,14 +130,24 @@ class TreePacking(Algorithm):
     def trees(self, problem: Problem) -> tuple[list[tuple[list[str], list[int]]], float]:
         """The rooted trees (devices, parents) and the bandwidth of one tree."""
         assert isinstance(self.params, TreePackingParams)
-        capacity = direct_capacities(problem.topology, problem.ranks, self.params.kinds)
+        ranks = list(problem.ranks)
+        index = {rank: i for i, rank in enumerate(ranks)}
+        # pack in rank-index space: the trees depend on the machine's structure and the
+        # rank order, never on device names (an automorphic rank order gives the same trees)
+        capacity = {
+            frozenset(index[d] for d in pair): bandwidth
+            for pair, bandwidth in direct_capacities(problem.topology, ranks, self.params.kinds).items()
+        }
         if not capacity:
             raise NotApplicableError(
                 f"no direct {'/'.join(self.params.kinds)} links between the ranks of "
                 f"topology {problem.topology.name!r}; allowed kinds: {self.params.kinds}"
             )
         edges, unit = _units(capacity)
-        found = pack_spanning_trees(list(problem.ranks), edges)
+        found = [
+            [(ranks[a], ranks[b]) for a, b in tree]
+            for tree in pack_spanning_trees(list(range(len(ranks))), edges)
+        ]
         if not found:
             raise NotApplicableError(
                 f"the direct {'/'.join(self.params.kinds)} links of topology "
