@@ -15,7 +15,6 @@ import typer
 from rich.table import Table
 
 from commsim.cli_console import err, out
-
 from commsim.errors import CommsimError
 
 if TYPE_CHECKING:
@@ -51,7 +50,9 @@ Algo = Annotated[
 Proto = Annotated[
     str | None, typer.Option(help="Restrict NCCL's protocols like NCCL_PROTO, e.g. Simple or LL,LL128.")
 ]
-NcclVersion = Annotated[str | None, typer.Option("--nccl-version", help="NCCL version of the run, e.g. 2.21.5.")]
+NcclVersion = Annotated[
+    str | None, typer.Option("--nccl-version", help="NCCL version of the run, e.g. 2.21.5.")
+]
 Collective = Annotated[str | None, typer.Option(help="Collective, if the log does not name it.")]
 
 
@@ -90,7 +91,9 @@ def validate(
     from commsim.calibrate.validate import validate_runs
 
     topo, params = _machine(topology, calibrated)
-    options = _options(topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version)
+    options = _options(
+        topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
+    )
     reports = validate_runs(log, options=options, params=params, collective=collective, n_ranks=gpus)
     if run is not None:
         if not 1 <= run <= len(reports):
@@ -181,7 +184,9 @@ def calibrate(
     from commsim.calibrate.validate import validate_runs
 
     topo, _ = _machine(topology, None)
-    options = _options(topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version)
+    options = _options(
+        topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
+    )
     validations = [
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
     ]
@@ -218,9 +223,9 @@ def _machine(topology: str | None, calibrated: Path | None) -> tuple[Topology | 
 
 def _print_validation(report: Validation) -> None:
     """The validation report as text: machine, one row per size, summary and verdict."""
-    from commsim.units import format_bandwidth, format_size, format_time
-
     from rich.markup import escape
+
+    from commsim.units import format_bandwidth, format_size, format_time
 
     data = report.to_json()
     machine = data["machine"]

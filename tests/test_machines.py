@@ -265,7 +265,11 @@ def test_fat_tree_partial_last_leaf() -> None:
         ({"nic": "pcie4_x16"}, TopologyError, "cluster nic 'pcie4_x16' is a pcie link, not a network link"),
         ({"nic": "nvlink3"}, TopologyError, "cluster nic 'nvlink3' is a nvlink link, not a network link"),
         ({"nic_per": "rack"}, UnknownNameError, "unknown cluster nic_per 'rack'; valid: box, gpu"),
-        ({"fabric": "torus"}, UnknownNameError, "unknown cluster fabric 'torus'; valid: fat_tree, rails, switch"),
+        (
+            {"fabric": "torus"},
+            UnknownNameError,
+            "unknown cluster fabric 'torus'; valid: fat_tree, rails, switch",
+        ),
         (
             {"fabric": "fat_tree", "oversubscription": 0.5},
             TopologyError,

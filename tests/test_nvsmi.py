@@ -38,6 +38,7 @@ LOGS_WITH_MATRIX = [
     "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt",
     "RTX2080Ti-PCIe-PIX-noP2P_broadcast_2gpu_1.txt",
     "RTX4090-PCIe-noP2P-8NUMA_all_reduce_8gpu_1.txt",
+    "V100-SXM2-hybridcubemesh_all_reduce_8gpu_1.txt",
     "synthetic_rank-prefix_RTX2080Ti_broadcast_2gpu.txt",
 ]
 FILE_MODELS = {
@@ -103,7 +104,8 @@ def assert_round_trip(topology: Topology, text: str) -> None:
 
 
 def test_which_logs_hold_a_matrix() -> None:
-    """Exactly these development logs contain a topo -m matrix (the A100/H100/V100 ones do not)."""
+    """Exactly these development logs contain a topo -m matrix (the DGX-1-style V100 box prints its
+    NV1/NV2 cube mesh; the A100/H100 ones and the other V100 logs do not)."""
     found = []
     for path in sorted(LOGS.iterdir()):
         try:

@@ -63,7 +63,7 @@ class Direct(Algorithm):
     name = "direct"
     summary = "pieces go straight to their destination: two-shot all-reduce, one-step others"
     reference = "SEED_FACTS.md section 4 (tree all-reduce on 4 fully connected GPUs)"
-    collectives = frozenset(Collective)
+    collectives = frozenset(Collective) - {Collective.SCATTER, Collective.SEND_RECV}
     Params = NoParams
 
     def plan(self, problem: Problem) -> Schedule:

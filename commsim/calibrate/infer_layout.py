@@ -70,10 +70,8 @@ def _placement(log: NcclTestsLog) -> dict[str, tuple[int, ...]]:
 
 
 def _devices_complete(log: NcclTestsLog) -> bool:
-    complete = getattr(log, "devices_complete", None)
-    if complete is not None:
-        return bool(complete)
-    return 0 < log.n_ranks == len(log.devices)
+    """Whether the device list names every rank 0 .. n-1."""
+    return log.devices_complete or sorted(d.rank for d in log.devices) == list(range(log.n_ranks))
 
 
 def _from_device_list(log: NcclTestsLog, ranks: int, warnings: list[str]) -> Layout | None:
@@ -85,10 +83,18 @@ def _from_device_list(log: NcclTestsLog, ranks: int, warnings: list[str]) -> Lay
         warnings.append(
             f"hosts run different numbers of ranks ({counts}); the model gives every host {counts[-1]}"
         )
-    nodes = Fact("nodes", len(placement), (Evidence(len(placement), "device list: distinct host names"),),
-                 option="--nodes")
-    per = Fact("gpus_per_node", counts[-1], (Evidence(counts[-1], "device list: ranks per host"),),
-               option="--gpus-per-node")
+    nodes = Fact(
+        "nodes",
+        len(placement),
+        (Evidence(len(placement), "device list: distinct host names"),),
+        option="--nodes",
+    )
+    per = Fact(
+        "gpus_per_node",
+        counts[-1],
+        (Evidence(counts[-1], "device list: ranks per host"),),
+        option="--gpus-per-node",
+    )
     return Layout(nodes, per, tuple(placement.values()) if len(counts) == 1 else None)
 
 
@@ -126,9 +132,14 @@ def infer_layout(
     if nodes is not None:
         conflict("node count", "--nodes", nodes, listed.nodes if listed else None, warnings)
     if gpus_per_node is not None:
-        conflict("GPUs per node", "--gpus-per-node", gpus_per_node, listed.per_node if listed else None, warnings)
+        conflict(
+            "GPUs per node", "--gpus-per-node", gpus_per_node, listed.per_node if listed else None, warnings
+        )
     if nodes is not None and gpus_per_node is not None:
-        n_fact, p_fact = given("nodes", nodes, "--nodes"), given("gpus_per_node", gpus_per_node, "--gpus-per-node")
+        n_fact, p_fact = (
+            given("nodes", nodes, "--nodes"),
+            given("gpus_per_node", gpus_per_node, "--gpus-per-node"),
+        )
     elif nodes is not None:
         n_fact = given("nodes", nodes, "--nodes")
         p_fact = _divided("gpus_per_node", ranks, n_fact, "--gpus-per-node", log)

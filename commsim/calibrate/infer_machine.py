@@ -17,6 +17,7 @@ from typing import Any
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.parser import NcclTestsLog
+from commsim.hardware import GpuSpec
 from commsim.topology.model import Topology
 
 __all__ = ["HOST_GPUS", "Board", "board_for", "build_box", "infer_gpu"]
@@ -38,19 +39,11 @@ _FLEXIBLE = ("bridged_pairs", "pcie")
 """Board classes of any size."""
 
 
-def _board_class(board: Any) -> str:
-    for attribute in ("cls", "kind", "name", "board", "machine_class"):
-        value = getattr(board, attribute, None)
-        if isinstance(value, str):
-            return value
-    raise TypeError(f"catalogue board {board!r} has no class name")
+def _classes(spec: GpuSpec) -> list[str]:
+    return [b.machine_class for b in spec.boards]
 
 
-def _classes(spec: Any) -> list[str]:
-    return [_board_class(b) for b in getattr(spec, "boards", ())]
-
-
-def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[Any, Fact]:
+def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[GpuSpec, Fact]:
     """The GPU's catalogue entry and how it is known.
 
     Raises
@@ -85,8 +78,13 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[Any, Fact]:
                 f"the driver prints the generic name {printed!r}; the host name or command names "
                 f"{hinted.name} (weak evidence)"
             )
-            return hinted, Fact("gpu", hinted.name, (seen, Evidence(hinted.key, "host name or command")),
-                                option="--gpu", note=note)
+            return hinted, Fact(
+                "gpu",
+                hinted.name,
+                (seen, Evidence(hinted.key, "host name or command")),
+                option="--gpu",
+                note=note,
+            )
         raise InferenceError(
             f"the log names its GPUs only as {printed!r} (a driver older than the GPU prints this); "
             "give --gpu MODEL",
@@ -99,7 +97,7 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[Any, Fact]:
     )
 
 
-def host_gpus(spec: Any) -> int | None:
+def host_gpus(spec: GpuSpec) -> int | None:
     """GPUs per host of the board this GPU usually ships on (None for PCIe cards)."""
     for cls in _classes(spec):
         if cls in HOST_GPUS:
@@ -116,7 +114,7 @@ class Board:
     fact: Fact
 
 
-def board_for(spec: Any, per_node: int, devices: tuple[tuple[int, ...], ...] | None) -> Board:
+def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...] | None) -> Board:
     """The machine class that holds ``per_node`` GPUs of this kind, and whether that is assumed.
 
     Raises
@@ -146,59 +144,68 @@ def board_for(spec: Any, per_node: int, devices: tuple[tuple[int, ...], ...] | N
         return Board(cls, gpus, Fact("board", cls, (), assumed=assumed, option="--topology", note=note))
     if flexible:
         cls = flexible[0]
-        note = f"{spec.name} is a {getattr(spec, 'form', 'PCIe')} card: a {cls} server of {need} GPU(s)"
-        return Board(cls, need, Fact("board", cls, (), assumed=len(flexible) > 1, option="--topology", note=note))
+        note = f"{spec.name} is a {spec.form} card: a {cls} server of {need} GPU(s)"
+        return Board(
+            cls, need, Fact("board", cls, (), assumed=len(flexible) > 1, option="--topology", note=note)
+        )
     raise InferenceError(
         f"{per_node} GPUs per host, but {spec.name} ships on boards of at most "
         f"{max(g for _, g in fixed)} GPUs ({', '.join(classes)}); give --gpus-per-node or --topology"
     )
 
 
-def build_box(spec: Any, board: Board, p2p: bool, nics: int, nic: str | None) -> Topology:
+def build_box(spec: GpuSpec, board: Board, p2p: bool, nics: int, nic: str | None) -> Topology:
     """One host (or, for NVL72, one rack) of the board class, with ``nics`` NICs of kind ``nic``."""
     from commsim.topology import machines
     from commsim.topology.resolve import get_topology
 
-    fabric = {
+    common: dict[str, Any] = {"gpu_model": spec.name, "nics": nics if nic else 0}
+    if nic:
+        common["nic"] = nic
+    if spec.pcie:
+        common["pcie"] = spec.pcie
+    fabric: dict[str, Any] = {
         "fabric": spec.fabric,
         "links": spec.fabric_links,
         "link_bandwidth": spec.fabric_link_Bps,
     }
-    network: dict[str, Any] = {"nics": nics, "nic": nic} if nic else {"nics": 0}
-    model = spec.name
     if board.cls == "nvswitch8":
-        return machines.nvswitch_box(gpus=8, pcie=spec.pcie, gpu_model=model, **fabric, **network)
+        return machines.nvswitch_box(gpus=8, **fabric, **common)
     if board.cls == "nvlink_mesh4":
-        return machines.nvlink_mesh_box(gpus=4, pcie=spec.pcie, gpu_model=model, **fabric, **network)
+        return machines.nvlink_mesh_box(gpus=4, **fabric, **common)
     if board.cls == "xgmi8":
+        per_peer = max(1, (spec.fabric_links or 7) // 7)
         return machines.xgmi_box(
-            gpus=8, link_bandwidth=spec.fabric_link_Bps, pcie=spec.pcie, gpu_model=model, **network
+            gpus=8, links_per_peer=per_peer, link_bandwidth=spec.fabric_link_Bps, **common
         )
     if board.cls == "nvl72":
-        per_tray = max(1, nics // HOST_GPUS["nvl72"]) if nic else 0
-        return machines.nvl72_rack(
-            gpus=NVL72_DOMAIN,
-            fabric=spec.fabric,
-            links=spec.fabric_links,
-            nics_per_tray=per_tray,
-            nic=nic or "ib_ndr",
-            gpu_model=model,
-        )
+        trays = NVL72_DOMAIN // HOST_GPUS["nvl72"]
+        rack = {k: v for k, v in common.items() if k not in ("nics", "pcie")}
+        rack["nics_per_tray"] = nics // trays if nic else 0
+        return machines.nvl72_rack(gpus=NVL72_DOMAIN, **fabric, **rack)
     if board.cls == "dgx1_cube":
         return get_topology("dgx1_v100" if spec.arch == "volta" else "dgx1_p100")
-    if board.cls == "bridged_pairs" and getattr(spec, "bridge", None) is not None:
+    sockets = 1 if board.gpus <= 4 else 2
+    if board.gpus == 1:
+        return _one_gpu_box(spec)
+    if board.cls == "bridged_pairs" and spec.bridge is not None:
         bridge = spec.bridge
         return machines.bridged_pairs_box(
             gpus=board.gpus,
             fabric=bridge.fabric,
             links=bridge.links,
             link_bandwidth=bridge.link_Bps,
-            pcie=spec.pcie,
+            sockets=sockets,
             p2p=p2p,
-            gpu_model=model,
-            **network,
+            **common,
         )
-    sockets = 1 if board.gpus <= 4 else 2
-    return machines.pcie_box(
-        gpus=board.gpus, pcie=spec.pcie, sockets=sockets, p2p=p2p, gpu_model=model, **network
-    )
+    return machines.pcie_box(gpus=board.gpus, sockets=sockets, p2p=p2p, **common)
+
+
+def _one_gpu_box(spec: GpuSpec) -> Topology:
+    """A host with one GPU on a root port of its CPU (the PCIe builders start at two GPUs)."""
+    from commsim.topology.model import Device, PhysicalLink
+
+    devices = [Device("cpu0", "cpu"), Device("gpu0", "gpu", 0, spec.name)]
+    links = [PhysicalLink("gpu0", "cpu0", spec.pcie or "pcie5_x16")]
+    return Topology("one_gpu_host", devices, links, description=f"one {spec.name} on a PCIe root port")

@@ -44,7 +44,12 @@ _IB_BY_ARCH = {
     "cdna4": "ib_ndr",
 }
 _ROCE_BY_ARCH = {"pascal": "roce_100g", "volta": "roce_100g", "turing": "roce_100g", "ampere": "roce_200g"}
-_EFA_BY_ARCH = {"pascal": ("efa_v1", 1), "volta": ("efa_v1", 1), "ampere": ("efa_v2", 4), "hopper": ("efa_v2", 32)}
+_EFA_BY_ARCH = {
+    "pascal": ("efa_v1", 1),
+    "volta": ("efa_v1", 1),
+    "ampere": ("efa_v2", 4),
+    "hopper": ("efa_v2", 32),
+}
 _FIXED = {"tcpxo": ("tcpxo_200g", 8), "tcpx": ("tcpx_200g", 4), "socket": ("tcp_100g", 1)}
 
 
@@ -104,13 +109,13 @@ def infer_network(
     seen = _transport_from_env(settings) or getattr(settings, "network", None)
     if seen is not None:
         transport = str(seen.value)
-        kind, per_host = _kind_for(transport, arch)
-        note = f"the log shows {transport}; its speed is not printed: {kind} assumed for {arch} GPUs"
-        return Fact("network", kind, (seen,), assumed=True, option="--nic", note=note), per_host
+        name, per_host = _kind_for(transport, arch)
+        note = f"the log shows {transport}; its speed is not printed: {name} assumed for {arch} GPUs"
+        return Fact("network", name, (seen,), assumed=True, option="--nic", note=note), per_host
     transport = "ib" if nvlink_board else "socket"
-    kind, per_host = _kind_for(transport, arch)
-    note = f"the log names no network; {kind} assumed ({'InfiniBand' if transport == 'ib' else 'TCP'})"
-    return Fact("network", kind, (), assumed=True, option="--nic", note=note), per_host
+    name, per_host = _kind_for(transport, arch)
+    note = f"the log names no network; {name} assumed ({'InfiniBand' if transport == 'ib' else 'TCP'})"
+    return Fact("network", name, (), assumed=True, option="--nic", note=note), per_host
 
 
 def infer_nics(settings: Any, option: int | None, per_host_default: int | None, host_gpus: int) -> Fact:
@@ -121,15 +126,30 @@ def infer_nics(settings: Any, option: int | None, per_host_default: int | None, 
         return given("nics_per_node", option, "--nics-per-node")
     listed = getattr(settings, "nics", None)
     if listed is not None:
-        return Fact("nics_per_node", int(listed.value), (listed,), option="--nics-per-node",
-                    note="the NICs NCCL lists on a host")
+        return Fact(
+            "nics_per_node",
+            int(listed.value),
+            (listed,),
+            option="--nics-per-node",
+            note="the NICs NCCL lists on a host",
+        )
     value = per_host_default if per_host_default is not None else host_gpus
     note = f"{value} per host assumed ({'the transport' if per_host_default else 'one per GPU'})"
     return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
 
 
-def infer_p2p(settings: Any, option: bool | None, raw: str, spec: Any, has_fabric: bool) -> Fact:
-    """Whether GPUs of a host reach each other's memory over PCIe (NCCL's P2P transport)."""
+def infer_p2p(
+    settings: Any,
+    option: bool | None,
+    raw: str,
+    spec: Any,
+    has_fabric: bool,
+    topology_p2p: bool | None = None,
+) -> Fact:
+    """Whether GPUs of a host reach each other's memory over PCIe (NCCL's P2P transport).
+
+    ``topology_p2p`` is what a topology given with ``--topology`` says; it wins over the catalogue.
+    """
     from commsim.topology.nvsmi_parse import find_p2p_status
 
     if option is not None:
@@ -137,15 +157,27 @@ def infer_p2p(settings: Any, option: bool | None, raw: str, spec: Any, has_fabri
     disabled = setting(settings, "NCCL_P2P_DISABLE")
     if _value(disabled) == "1":
         assert disabled is not None
-        return Fact("p2p", False, (disabled,), option="--p2p/--no-p2p", note="NCCL_P2P_DISABLE=1 forces it off")
+        return Fact(
+            "p2p", False, (disabled,), option="--p2p/--no-p2p", note="NCCL_P2P_DISABLE=1 forces it off"
+        )
     status = find_p2p_status(raw)
     if status is not None:
-        return Fact("p2p", status, (Evidence(status, "nvidia-smi topo -p2p matrix in the log"),),
-                    option="--p2p/--no-p2p")
+        return Fact(
+            "p2p",
+            status,
+            (Evidence(status, "nvidia-smi topo -p2p matrix in the log"),),
+            option="--p2p/--no-p2p",
+        )
+    if given is not None:
+        return Fact(
+            "p2p", given, (Evidence(given, "the topology given with --topology"),), option="--p2p/--no-p2p"
+        )
     default = bool(getattr(spec, "p2p_default", True)) if spec is not None else True
     if has_fabric:
         return Fact("p2p", True, (), note="GPUs of a host talk over their NVLink/xGMI fabric")
-    note = f"{getattr(spec, 'name', 'this GPU')} with a stock driver: peer-to-peer {'on' if default else 'off'}"
+    note = (
+        f"{getattr(spec, 'name', 'this GPU')} with a stock driver: peer-to-peer {'on' if default else 'off'}"
+    )
     return Fact("p2p", default, (), assumed=True, option="--p2p/--no-p2p", note=note)
 
 
@@ -162,10 +194,20 @@ def infer_version(settings: Any, option: str | None, log_version: str | None) ->
     if seen is not None:
         return Fact("nccl_version", str(seen.value), (seen,), option="--nccl-version")
     if log_version:
-        return Fact("nccl_version", log_version, (Evidence(log_version, "NCCL version line"),),
-                    option="--nccl-version")
-    return Fact("nccl_version", None, (), assumed=True, option="--nccl-version",
-                note="the log does not print it; the newest modelled version is used")
+        return Fact(
+            "nccl_version",
+            log_version,
+            (Evidence(log_version, "NCCL version line"),),
+            option="--nccl-version",
+        )
+    return Fact(
+        "nccl_version",
+        None,
+        (),
+        assumed=True,
+        option="--nccl-version",
+        note="the log does not print it; the newest modelled version is used",
+    )
 
 
 _ALGO_NAMES = {
@@ -210,13 +252,23 @@ def forced_choices(
                 excluded |= names
             elif names:
                 algorithms = tuple(sorted(names))
-            facts["algorithms"] = Fact("algorithms", str(algo.value), (algo,), option="--algo",
-                                       note="NCCL_ALGO restricts NCCL's choice")
+            facts["algorithms"] = Fact(
+                "algorithms",
+                str(algo.value),
+                (algo,),
+                option="--algo",
+                note="NCCL_ALGO restricts NCCL's choice",
+            )
         elif _value(threshold) == "0":
             assert threshold is not None
             algorithms = ("ring",)
-            facts["algorithms"] = Fact("algorithms", ["ring"], (threshold,), option="--algo",
-                                       note="NCCL_TREE_THRESHOLD=0: ring only (NCCL before 2.13)")
+            facts["algorithms"] = Fact(
+                "algorithms",
+                ["ring"],
+                (threshold,),
+                option="--algo",
+                note="NCCL_TREE_THRESHOLD=0: ring only (NCCL before 2.13)",
+            )
     nvls = setting(settings, "NCCL_NVLS_ENABLE")
     if _value(nvls) == "0":
         assert nvls is not None
@@ -230,8 +282,13 @@ def forced_choices(
         if proto is not None:
             names, exclude = _names(str(proto.value), _PROTO_NAMES)
             protocols = tuple(sorted(set(_PROTO_NAMES.values()) - names if exclude else names)) or None
-            facts["protocols"] = Fact("protocols", str(proto.value), (proto,), option="--proto",
-                                      note="NCCL_PROTO restricts NCCL's choice")
+            facts["protocols"] = Fact(
+                "protocols",
+                str(proto.value),
+                (proto,),
+                option="--proto",
+                note="NCCL_PROTO restricts NCCL's choice",
+            )
     if excluded:
         from commsim.nccl.constants import ALGORITHMS
 
@@ -244,5 +301,7 @@ def _unmodelled(settings: Any) -> list[str]:
     for name in ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_COLLNET_ENABLE"):
         seen = setting(settings, name)
         if seen is not None:
-            out.append(f"the log sets {name}={seen.value} ({seen.describe()}); the model does not follow it yet")
+            out.append(
+                f"the log sets {name}={seen.value} ({seen.describe()}); the model does not follow it yet"
+            )
     return out

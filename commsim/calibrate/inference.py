@@ -35,6 +35,7 @@ from commsim.calibrate.infer_settings import (
     infer_version,
 )
 from commsim.calibrate.parser import NcclTestsLog
+from commsim.errors import TopologyError
 from commsim.topology.model import Topology
 
 __all__ = ["InferenceError", "RunInference", "RunOptions", "infer_run", "replace_p2p"]
@@ -152,14 +153,20 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     ranks = int(facts["ranks"].value)
     spec, box_source = _gpu_or_topology(log, raw, options, facts)
     layout = infer_layout(
-        log, ranks, options.nodes, options.gpus_per_node, host_gpus(spec) if spec is not None else None,
-        warnings,
+        log, ranks, options.nodes, options.gpus_per_node, _host_gpus(spec, box_source), warnings
     )
     facts["nodes"], facts["gpus_per_node"] = layout.nodes, layout.per_node
     per_node, hosts = int(layout.per_node.value), int(layout.nodes.value)
     facts["launch"] = _launch(log)
     board = _board(spec, box_source, layout, facts)
-    facts["p2p"] = infer_p2p(settings, options.p2p, raw, spec, _has_fabric(spec, board))
+    facts["p2p"] = infer_p2p(
+        settings,
+        options.p2p,
+        raw,
+        spec,
+        _has_fabric(spec, board),
+        options.topology.peer_to_peer if options.topology is not None else None,
+    )
     boxes = hosts if board is None or board.cls != "nvl72" else -(-ranks // NVL72_DOMAIN)
     nic, nics = None, 0
     if boxes > 1:
@@ -174,7 +181,9 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         if board is not None and board.cls == "nvl72":
             nics *= NVL72_DOMAIN // HOST_GPUS["nvl72"]
     facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
-    choices, algorithms, protocols, unmodelled = forced_choices(settings, options.algorithms, options.protocols)
+    choices, algorithms, protocols, unmodelled = forced_choices(
+        settings, options.algorithms, options.protocols
+    )
     facts.update(choices)
     warnings += unmodelled
     box = _box(spec, board, box_source, bool(facts["p2p"].value), nics, nic)
@@ -185,7 +194,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         topology,
         rank_gpus,
         facts,
-        int(getattr(log, "gpus_per_thread", 0) or log.header.get("nGpus", 1) or 1),
+        _gpus_per_thread(log),
         algorithms,
         protocols,
         None if version is None else str(version),
@@ -208,10 +217,20 @@ def _gpu_or_topology(
         from commsim.topology.nvsmi import topo_matrix_from_log
 
         box = topo_matrix_from_log(log, gpu_model=spec.name)
-        facts["board"] = Fact("board", "nvidia-smi topo -m matrix",
-                              (Evidence("matrix", "nvidia-smi topo -m matrix in the log"),))
+        facts["board"] = Fact(
+            "board",
+            "nvidia-smi topo -m matrix",
+            (Evidence("matrix", "nvidia-smi topo -m matrix in the log"),),
+        )
         return spec, box
     return spec, None
+
+
+def _host_gpus(spec: Any, box_source: Topology | None) -> int | None:
+    """GPUs per host of the given topology (per box of a cluster), else of the GPU's usual board."""
+    if box_source is not None:
+        return max(len(gpus) for gpus in box_source.boxes.values())
+    return host_gpus(spec) if spec is not None else None
 
 
 def _optional_gpu(log: NcclTestsLog, options: RunOptions) -> Any:
@@ -222,12 +241,23 @@ def _optional_gpu(log: NcclTestsLog, options: RunOptions) -> Any:
     return spec
 
 
+def _gpus_per_thread(log: NcclTestsLog) -> int:
+    """nccl-tests' ``-g``: the header's ``nGpus`` (the parser's reading of it otherwise)."""
+    value = log.header.get("nGpus")
+    return value if isinstance(value, int) and value > 0 else max(1, log.gpus_per_thread)
+
+
 def _launch(log: NcclTestsLog) -> Fact:
-    threads = int(getattr(log, "gpus_per_thread", 0) or log.header.get("nGpus", 1) or 1)
+    threads = _gpus_per_thread(log)
     mode = getattr(log, "launch", None) or ("threads" if threads > 1 else "processes")
     evidence = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
-    return Fact("launch", f"{mode}, {threads} GPU(s) per thread", evidence, assumed=not evidence,
-                note="" if evidence else "one GPU per process assumed")
+    return Fact(
+        "launch",
+        f"{mode}, {threads} GPU(s) per thread",
+        evidence,
+        assumed=not evidence,
+        note="" if evidence else "one GPU per process assumed",
+    )
 
 
 def _board(spec: Any, box_source: Topology | None, layout: Layout, facts: dict[str, Fact]) -> Board | None:
@@ -242,8 +272,9 @@ def _has_fabric(spec: Any, board: Board | None) -> bool:
     return board is not None and board.cls not in ("pcie",) and getattr(spec, "fabric", None) is not None
 
 
-def _box(spec: Any, board: Board | None, given_box: Topology | None, p2p: bool, nics: int, nic: str | None
-         ) -> Topology:
+def _box(
+    spec: Any, board: Board | None, given_box: Topology | None, p2p: bool, nics: int, nic: str | None
+) -> Topology:
     if given_box is not None:
         return replace_p2p(given_box, p2p) if given_box.peer_to_peer != p2p else given_box
     assert board is not None
@@ -266,7 +297,11 @@ def _machine(box: Topology, boxes: int, nic: str | None, nics: int) -> tuple[Top
 
 
 def _rank_gpus(
-    gpu_names: list[list[str]], layout: Layout, board: Board | None, ranks: int, per_node: int,
+    gpu_names: list[list[str]],
+    layout: Layout,
+    board: Board | None,
+    ranks: int,
+    per_node: int,
     facts: dict[str, Fact],
 ) -> tuple[str, ...]:
     """The GPU of every rank: each host's listed device indices, else its first GPUs."""
@@ -275,6 +310,12 @@ def _rank_gpus(
         return tuple(flat[:ranks])
     out: list[str] = []
     devices = layout.devices
+    if per_node > len(gpu_names[0]) or len(gpu_names) < int(layout.nodes.value):
+        raise TopologyError(
+            f"the machine has {len(gpu_names)} box(es) of {len(gpu_names[0])} GPU(s) but the run has "
+            f"{int(layout.nodes.value)} host(s) of {per_node} rank(s); give a topology of one host with at "
+            "least as many GPUs (--topology), or --gpus-per-node"
+        )
     for host in range(int(layout.nodes.value)):
         box = gpu_names[host]
         wanted = devices[host] if devices is not None else tuple(range(per_node))
@@ -282,11 +323,19 @@ def _rank_gpus(
             wanted = tuple(range(per_node))
         out += [box[d] for d in wanted]
     if devices is None and per_node < len(gpu_names[0]):
-        facts["gpus_used"] = Fact("gpus_used", f"the first {per_node} of {len(gpu_names[0])}", (), assumed=True,
-                                  note="the log does not say which GPUs of a host ran")
+        facts["gpus_used"] = Fact(
+            "gpus_used",
+            f"the first {per_node} of {len(gpu_names[0])}",
+            (),
+            assumed=True,
+            note="the log does not say which GPUs of a host ran",
+        )
     elif devices is not None and per_node < len(gpu_names[0]):
-        facts["gpus_used"] = Fact("gpus_used", sorted(set(devices[0])),
-                                  (Evidence(list(devices[0]), "device list: CUDA device indices"),))
+        facts["gpus_used"] = Fact(
+            "gpus_used",
+            sorted(set(devices[0])),
+            (Evidence(list(devices[0]), "device list: CUDA device indices"),),
+        )
     return tuple(out)
 
 

@@ -189,13 +189,8 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
         re.compile(r"NET/\w+\s*:\s*Using\s+(\[\d+\].*)$"),
         lambda m: _count_nics(m.group(1)),
     ),
-    (
-        "nics",
-        1,
-        "NET/OFI device count",
-        re.compile(r"NET/OFI Forcing AWS OFI ndev (\d+)"),
-        lambda m: int(m.group(1)),
-    ),
+    # "NET/OFI Forcing AWS OFI ndev N" counts the plugin's virtual devices (4 on a p3dn with one EFA NIC),
+    # not NICs, so it is no evidence of the NIC count.
     ("nics", 1, "NET/OFI device count", re.compile(r"\(found (\d+) nics\)"), lambda m: int(m.group(1))),
     ("gdr", 0, "channel via GDRDMA", re.compile(r"via NET/\S+/GDRDMA"), lambda m: True),
     (

@@ -39,6 +39,10 @@ MODELLED = frozenset(
         Collective.ALL_GATHER,
         Collective.BROADCAST,
         Collective.REDUCE,
+        Collective.ALL_TO_ALL,
+        Collective.SEND_RECV,
+        Collective.GATHER,
+        Collective.SCATTER,
     }
 )
 """Collectives the NCCL model prices."""

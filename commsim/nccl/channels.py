@@ -47,8 +47,7 @@ MAX_RING_RANKS = 8
 def _routes(topology: Topology, ranks: tuple[str, ...]) -> dict[tuple[int, int], tuple[int, ...]]:
     """Link indices of the route between every ordered pair of ranks."""
     return {
-        (i, j): topology.route(ranks[i], ranks[j])
-        for i, j in itertools.permutations(range(len(ranks)), 2)
+        (i, j): topology.route(ranks[i], ranks[j]) for i, j in itertools.permutations(range(len(ranks)), 2)
     }
 
 
@@ -96,9 +95,7 @@ def ring_packing_busbw(topology: Topology, ranks: tuple[str, ...]) -> float | No
         for c in used[link]:
             row[c] += 1.0
     capacity = [topology.links[link].bandwidth_Bps for link in links]
-    result = linprog(
-        c=[-1.0] * len(cycles), A_ub=rows, b_ub=capacity, bounds=(0, None), method="highs"
-    )
+    result = linprog(c=[-1.0] * len(cycles), A_ub=rows, b_ub=capacity, bounds=(0, None), method="highs")
     if not result.success:
         raise RuntimeError(f"ring packing LP failed on {topology.name}: {result.message}")
     total = -float(result.fun)

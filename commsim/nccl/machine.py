@@ -31,8 +31,17 @@ _ARCH_PATTERNS = [
 
 
 def gpu_arch(model: str | None) -> str:
-    """The generation of a GPU model string, or ``"unknown"``."""
+    """The generation of a GPU model string (catalogue first, then name patterns), or ``"unknown"``.
+
+    Blackwell Ultra (B300, GB300) counts as ``"blackwell"``; AMD generations
+    (``cdna3`` ...) are returned as the catalogue names them.
+    """
     if model:
+        from commsim.hardware import find_gpu
+
+        spec = find_gpu(model).spec
+        if spec is not None:
+            return "blackwell" if spec.arch == "blackwell_ultra" else spec.arch
         for arch, pattern in _ARCH_PATTERNS:
             if re.search(pattern, model, re.IGNORECASE):
                 return arch

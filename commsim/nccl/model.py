@@ -25,6 +25,7 @@ from commsim.algorithms.ringsteps import add_ring
 from commsim.collectives import Collective
 from commsim.engine import replay
 from commsim.errors import AlgorithmError
+from commsim.nccl.channels import ring_packing_busbw
 from commsim.nccl.constants import (
     LL128_FACTOR,
     LL_FACTOR_ALLREDUCE,
@@ -35,7 +36,6 @@ from commsim.nccl.constants import (
     BASE_LATENCY_s,
     HOP_LATENCY_s,
 )
-from commsim.nccl.channels import ring_packing_busbw
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.params import NcclParams
 from commsim.schedule import Schedule, ScheduleBuilder
@@ -245,13 +245,16 @@ def _nvls_candidates(
         + HOP_LATENCY_s["nvlink"]["nvls_tree"]["Simple"]
         + 2 * math.log2(m.nodes) * (HOP_LATENCY_s["net"]["nvls_tree"]["Simple"] + net_lat)
     )
-    return [("nvls_tree", "Simple", latency, min(port, net_Bps))]
+    # NVLS-tree beyond two nodes: interior nodes of the tree send and receive twice, so NCCL's tuning
+    # gives it half the network bandwidth (tuning.cc, 2.19-2.21: "bwInter/2" when nNodes > 2).
+    inter = net_Bps if m.nodes <= 2 else net_Bps / 2
+    return [("nvls_tree", "Simple", latency, min(port, inter))]
 
 
 P2P_COLLECTIVES = frozenset(
     {Collective.ALL_TO_ALL, Collective.GATHER, Collective.SCATTER, Collective.SEND_RECV}
 )
-"""Collectives NCCL runs as grouped point-to-point sends (``ncclSend``/``ncclRecv``), not as rings or trees."""
+"""Collectives NCCL runs as grouped point-to-point sends (``ncclSend``/``ncclRecv``), not rings or trees."""
 
 
 def _one_rank_candidates(problem: Problem, params: NcclParams) -> list[tuple[str, str, float, float]]:
