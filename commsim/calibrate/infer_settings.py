@@ -168,10 +168,9 @@ def infer_p2p(
             (Evidence(status, "nvidia-smi topo -p2p matrix in the log"),),
             option="--p2p/--no-p2p",
         )
-    if given is not None:
-        return Fact(
-            "p2p", given, (Evidence(given, "the topology given with --topology"),), option="--p2p/--no-p2p"
-        )
+    if topology_p2p is not None:
+        evidence = (Evidence(topology_p2p, "the topology given with --topology"),)
+        return Fact("p2p", topology_p2p, evidence, option="--p2p/--no-p2p")
     default = bool(getattr(spec, "p2p_default", True)) if spec is not None else True
     if has_fabric:
         return Fact("p2p", True, (), note="GPUs of a host talk over their NVLink/xGMI fabric")
