@@ -132,8 +132,7 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
     fits = [(c, g) for c, g in fixed if g >= need]
     flexible = [c for c in classes if c in _FLEXIBLE]
     if fits:
-        exact = [(c, g) for c, g in fits if g == need]
-        cls, gpus = exact[0] if exact else fits[0]
+        cls, gpus = fits[0]  # the catalogue lists a GPU's usual board first
         others = [c for c, _ in fits if c != cls] + flexible
         assumed = bool(others) or gpus != per_node
         note = f"{spec.name} ships on {', '.join(classes)}; {per_node} GPU(s) per host"
