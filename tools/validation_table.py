@@ -5,23 +5,27 @@ Usage (from the repository root)::
     python tools/validation_table.py --write docs/validation.md
     python tools/validation_table.py > docs/validation.md     # the same, through stdout
 
-Every figure in the page comes from this script: the model's prediction
-with datasheet defaults for every real log in ``tests/data/nccl-tests/*_1.txt``,
-a leave-one-file-out calibration where a machine family (same GPU model and
-transport) has several logs, a calibration of each file on its own, and the
-sizes where the model misses by more than 20 %, with the reason for each kind
-of miss. Only the prose explanations (``EXPLANATIONS``) are written by hand.
+Every figure in the page comes from this script: what ``validate`` infers
+about every real log in ``tests/data/nccl-tests`` and ``tests/data/h100-1gpu``
+(with its evidence or "assumed"), the model's prediction with datasheet
+defaults, a leave-one-machine-out calibration (fit on the logs of every
+other machine whose machine is known, predict this one), and the sizes where
+the model misses by more than 20 %, with the reason for each kind of miss.
+Only the prose explanations (``EXPLANATIONS``) and the options a log needs
+that it does not print (``OPTIONS``) are written by hand.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from commsim.calibrate.fit import Calibration, fit
+from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.validate import (
     BANDWIDTH_BOUND_BYTES,
     LATENCY_BOUND_BYTES,
@@ -96,6 +100,14 @@ OUTLIERS = (
 )
 
 
+OPTIONS: dict[str, RunOptions] = {
+    "H100-SXM-CoreWeave_all_reduce_96gpu_12node-IB-SHARP_1.txt": RunOptions(gpu="h100_sxm"),
+}
+"""Facts a log does not print, given as a user would (from the data README's hardware column)."""
+
+ONE_GPU = DATA.parent / "h100-1gpu"
+
+
 @dataclass(frozen=True)
 class Entry:
     """One development log: its validation with datasheet defaults and what NCCL sees."""
@@ -105,27 +117,40 @@ class Entry:
     machine: NcclMachine
 
     @property
-    def family(self) -> tuple[str | None, str, str | None]:
-        """Machine family: GPU model, transport inside a box, network family."""
-        return self.validation.log.gpu_model, self.machine.transport, self.machine.net_family
+    def known(self) -> bool:
+        """Whether every machine fact the verdict rests on is known (such logs train the fits)."""
+        return not self.validation.inference.assumed
 
     @property
     def features(self) -> list[str]:
         """Keys of :data:`EXPLANATIONS` that describe this machine."""
-        reasons = " ".join(self.validation.inference.reasons)
+        network = self.validation.inference.facts.get("network")
         found = ["host_memory"] if self.machine.transport == "shm" else []
-        return found + (["efa"] if "EFA" in reasons else [])
+        return found + (["efa"] if network is not None and str(network.value).startswith("efa") else [])
+
+
+def real_logs(folder: Path) -> list[Path]:
+    """The real logs (not ``synthetic_*``) of the development data, and the one-GPU H100 set."""
+    paths = sorted(p for p in folder.glob("*.txt") if not p.name.startswith("synthetic_"))
+    return paths + sorted(ONE_GPU.glob("*_1gpu*.txt")) if folder == DATA else paths
 
 
 def load(folder: Path) -> list[Entry]:
-    """Every real development log (``*_1.txt``) in ``folder``, validated with datasheet defaults."""
+    """Every real log, validated with datasheet defaults."""
     entries = []
-    for path in sorted(folder.glob("*_1.txt")):
-        validation = validate_file(path)
-        topology = validation.inference.topology
-        machine = analyse(topology, tuple(topology.gpus[: validation.log.n_ranks]))
+    for path in real_logs(folder):
+        validation = validate_file(path, options=OPTIONS.get(path.name))
+        machine = analyse(validation.inference.topology, validation.inference.ranks)
         entries.append(Entry(path, validation, machine))
     return entries
+
+
+def same_machine(a: Entry, b: Entry) -> bool:
+    """Logs of one machine: the same GPU and at least one host in common (or the same file)."""
+    ga = a.validation.inference.facts["gpu"].value
+    gb = b.validation.inference.facts["gpu"].value
+    shared = set(a.validation.log.hosts) & set(b.validation.log.hosts)
+    return a.path == b.path or (ga == gb and bool(shared))
 
 
 def regime(nbytes: int) -> str:
@@ -150,10 +175,21 @@ def errors_cell(summary: dict[str, float | int | None]) -> str:
 
 
 def machine_text(entry: Entry) -> str:
-    """``8 x A100-SXM4-80GB, 1 node, nvswitch``."""
-    log, m = entry.validation.log, entry.machine
-    text = f"{log.n_ranks} x {log.gpu_model}, {log.nodes} node{'s' if log.nodes > 1 else ''}, {m.transport}"
-    return text + (f" + {m.net_family}" if m.net_family else "")
+    """``8 x A100 SXM4 80GB, 1 host, nvswitch8`` and the network; assumed facts marked with *."""
+    facts = entry.validation.inference.facts
+
+    def shown(name: str) -> str:
+        fact = facts[name]
+        return f"{fact.value}{'*' if fact.assumed else ''}"
+
+    hosts = facts["nodes"].value
+    text = f"{len(entry.validation.inference.ranks)} x {facts['gpu'].value}, {shown('nodes')} host"
+    text += ("s" if hosts > 1 else "") + f", {shown('board')}"
+    if "network" in facts:
+        text += f", {shown('nics_per_node')} x {shown('network')}"
+    if entry.validation.inference.topology.peer_to_peer is False:
+        text += ", no P2P"
+    return text
 
 
 def sizes_text(rows: Sequence[Row]) -> str:
@@ -161,53 +197,87 @@ def sizes_text(rows: Sequence[Row]) -> str:
     return f"{format_size(rows[0].nbytes)} - {format_size(rows[-1].nbytes)} ({len(rows)})"
 
 
-def leave_one_out(entries: list[Entry]) -> dict[Path, Calibration | str | None]:
-    """For each log whose family has others: a fit on the others (or why it failed); else None."""
-    out: dict[Path, Calibration | str | None] = {}
+def leave_one_machine_out(entries: list[Entry]) -> dict[Path, Calibration | str]:
+    """For each log: a fit on every other machine's logs whose machine is known (or why it failed)."""
+    out: dict[Path, Calibration | str] = {}
+    fits: dict[tuple[Path, ...], Calibration | str] = {}
     for entry in entries:
-        others = [e.validation for e in entries if e.family == entry.family and e is not entry]
-        if not others:
-            out[entry.path] = None
-            continue
-        try:
-            out[entry.path] = fit(others)
-        except CalibrationError as exc:
-            out[entry.path] = f"fit refused: {exc}"
+        training = tuple(e.path for e in entries if e.known and not same_machine(e, entry))
+        if training not in fits:
+            try:
+                fits[training] = fit([e.validation for e in entries if e.path in training])
+            except CalibrationError as exc:
+                fits[training] = f"fit refused: {exc}"
+        out[entry.path] = fits[training]
     return out
 
 
 def predicted_with(entry: Entry, calibration: Calibration) -> dict[str, dict[str, float | int | None]]:
     """The error summary of ``entry`` predicted with ``calibration``'s parameters."""
-    v = entry.validation
-    again = validate_file(
-        entry.path, topology=v.inference.topology, params=calibration.params, collective=v.collective
-    )
+    again = validate_file(entry.path, options=OPTIONS.get(entry.path.name), params=calibration.params)
     return again.summary()
 
 
-def defaults_table(entries: list[Entry], loo: dict[Path, Calibration | str | None]) -> list[str]:
-    """The main table: errors with datasheet defaults, and leave-one-file-out."""
-    lines = [
-        "| log | machine | collective | sizes | all: median / max | bandwidth-bound | latency-bound "
-        "| leave-one-out: all | bandwidth-bound | latency-bound |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+def medians(summaries: list[dict[str, dict[str, float | int | None]]], regime_key: str) -> float | None:
+    """Median over files of the per-file median |error| of one regime (files without it left out)."""
+    values = [
+        float(s[regime_key]["median_abs_error"])
+        for s in summaries
+        if s[regime_key]["median_abs_error"] is not None
+    ]  # type: ignore[arg-type]
+    return statistics.median(values) if values else None
+
+
+def summary_lines(
+    entries: list[Entry], held: dict[Path, dict[str, dict[str, float | int | None]]]
+) -> list[str]:
+    """The headline: median over files of the per-file median error, defaults and leave-one-machine-out."""
+    defaults = [e.validation.summary() for e in entries]
+    lomo = [held[e.path] for e in entries if e.path in held]
+    assumed = sum(1 for e in entries if not e.known)
+    return [
+        "| | files | all sizes | >= 64 MiB | < 64 KiB |",
+        "|---|---|---|---|---|",
+        f"| datasheet defaults | {len(defaults)} | "
+        + " | ".join(percent(medians(defaults, k)) for k in ("all", "bandwidth_bound", "latency_bound"))
+        + " |",
+        f"| leave-one-machine-out | {len(lomo)} | "
+        + " | ".join(percent(medians(lomo, k)) for k in ("all", "bandwidth_bound", "latency_bound"))
+        + " |",
+        "",
+        f"{assumed} of {len(entries)} logs leave a machine fact to an assumption (marked * below): their "
+        "verdict is withheld, and they do not train the leave-one-machine-out fits.",
     ]
+
+
+def defaults_table(
+    entries: list[Entry], loo: dict[Path, Calibration | str]
+) -> tuple[list[str], dict[Path, dict[str, dict[str, float | int | None]]]]:
+    """The main table: what was inferred, errors with datasheet defaults and leave-one-machine-out."""
+    lines = [
+        "| log | inferred run (* assumed) | collective | sizes | all: median / max | >= 64 MiB | < 64 KiB "
+        "| LOMO: all | >= 64 MiB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    held: dict[Path, dict[str, dict[str, float | int | None]]] = {}
     for entry in entries:
         v, summary = entry.validation, entry.validation.summary()
         other = loo[entry.path]
         if isinstance(other, Calibration):
-            s = predicted_with(entry, other)
-            held = [errors_cell(s[k]) for k in ("all", "bandwidth_bound", "latency_bound")]
+            held[entry.path] = predicted_with(entry, other)
+            cells = [errors_cell(held[entry.path][k]) for k in ("all", "bandwidth_bound")]
         else:
-            held = [other or "only log of its family", "", ""]
+            cells = [other, ""]
+        given = OPTIONS.get(entry.path.name)
+        name = entry.path.name + (" (given --gpu)" if given is not None and given.gpu else "")
         lines.append(
-            f"| {entry.path.name} | {machine_text(entry)} | {v.collective} | {sizes_text(v.rows)} | "
+            f"| {name} | {machine_text(entry)} | {v.collective} | {sizes_text(v.rows)} | "
             + " | ".join(errors_cell(summary[k]) for k in ("all", "bandwidth_bound", "latency_bound"))
             + " | "
-            + " | ".join(held)
+            + " | ".join(cells)
             + " |"
         )
-    return lines
+    return lines, held
 
 
 def fit_value(name: str, value: float, sigma: float) -> str:
@@ -327,36 +397,45 @@ def misses_section(entry: Entry) -> list[str]:
 
 def render(entries: list[Entry]) -> str:
     """The whole page."""
-    loo = leave_one_out(entries)
+    loo = leave_one_machine_out(entries)
+    table, held = defaults_table(entries, loo)
     lines = [
         f"<!-- Generated by `{COMMAND}`; do not edit: change the code and run it again. -->",
         "",
         "# Validation against real nccl-tests logs",
         "",
-        f"Regenerate this page with `{COMMAND}`.",
+        f"Regenerate this page with `{COMMAND}` (about five minutes on one core).",
         "",
-        "Each log in `tests/data/nccl-tests/*_1.txt` is a real nccl-tests run (its provenance is in the "
-        "file's `## ` lines). For every size the NCCL model (`commsim.nccl`) predicts the time on the "
-        "machine inferred from the log; the error is predicted / measured - 1 of the out-of-place time, "
+        "Each log in `tests/data/nccl-tests` (and the one-GPU H100 set in `tests/data/h100-1gpu`) is a "
+        "real nccl-tests or rccl-tests run (provenance in the file's `## ` lines and the folder's "
+        "README). `commsim validate` first infers the run and the machine from the log alone (one log, "
+        "which prints no GPU name, is given `--gpu` as a user would), then predicts every size with the "
+        "NCCL model (`commsim.nccl`). The error is predicted / measured - 1 of the out-of-place time, "
         "shown as the median and the maximum of its absolute value over all sizes, the bandwidth-bound "
         f"sizes (>= {format_size(BANDWIDTH_BOUND_BYTES)}) and the latency-bound ones "
         f"(< {format_size(LATENCY_BOUND_BYTES)}).",
         "",
-        "## Datasheet defaults, and leave-one-file-out",
+        "## Summary",
         "",
-        "The first three error columns use the datasheet defaults of `NcclParams`. Where a machine family "
-        "(same GPU model and transport) has more than one log, the leave-one-out columns fit the model "
-        "(`commsim.calibrate.fit`) on the family's other logs and predict this one with the result.",
+        "Median over files of each file's median |time error|:",
         "",
-        *defaults_table(entries, loo),
+        *summary_lines(entries, held),
+        "",
+        "## Every log",
+        "",
+        "Datasheet defaults use `NcclParams()` as shipped. LOMO (leave one machine out) fits the model's "
+        "physical parameters (`commsim.calibrate.fit`) on the logs of every *other* machine (logs that "
+        "share a host name and GPU are one machine) whose machine facts are all known, and predicts this "
+        "log with the result.",
+        "",
+        *table,
         "",
         "## Each log calibrated on its own",
         "",
         "In-sample: `fit` on one log alone, every parameter that log determines (least squares on "
         "log(predicted / measured)). This shows what each machine's figures are, not how well the model "
-        "predicts unseen data. Where logs of one machine family disagree on a parameter by more than their "
-        "uncertainties, the model lacks something that depends on the collective, not on the machine. "
-        "Parameters no size of a log depends on are not listed; those it cannot separate from others are.",
+        "predicts unseen data. Parameters no size of a log depends on are not listed; those it cannot "
+        "separate from others are.",
         "",
         *calibration_table(entries),
         "",
@@ -374,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the page, or write it with ``--write PATH``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="write the page here instead of printing it")
-    parser.add_argument("--data", type=Path, default=DATA, help="folder of nccl-tests logs (*_1.txt)")
+    parser.add_argument("--data", type=Path, default=DATA, help="folder of real nccl-tests logs")
     args = parser.parse_args(argv)
     page = render(load(args.data))
     if args.write is None:

@@ -40,6 +40,8 @@ from commsim.topology.model import Topology
 
 __all__ = ["MAX_RING_RANKS", "ring_packing_busbw"]
 
+_GBPS = 1e9
+
 MAX_RING_RANKS = 8
 """Largest box whose rings are enumerated ((n-1)! directed cycles: 5,040 for 8 GPUs)."""
 
@@ -73,7 +75,8 @@ def ring_packing_busbw(topology: Topology, ranks: tuple[str, ...]) -> float | No
     Returns
     -------
     float or None
-        The largest total ring rate the directed links allow.
+        The largest total ring rate the directed links allow; None when the
+        solver cannot say (the caller then replays one ring).
     """
     n = len(ranks)
     if n < 2 or n > MAX_RING_RANKS:
@@ -94,9 +97,9 @@ def ring_packing_busbw(topology: Topology, ranks: tuple[str, ...]) -> float | No
     for row, link in zip(rows, links):
         for c in used[link]:
             row[c] += 1.0
-    capacity = [topology.links[link].bandwidth_Bps for link in links]
+    capacity = [topology.links[link].bandwidth_Bps / _GBPS for link in links]  # GB/s: well scaled
     result = linprog(c=[-1.0] * len(cycles), A_ub=rows, b_ub=capacity, bounds=(0, None), method="highs")
     if not result.success:
-        raise RuntimeError(f"ring packing LP failed on {topology.name}: {result.message}")
-    total = -float(result.fun)
+        return None  # the caller replays one ring instead
+    total = -float(result.fun) * _GBPS
     return total if math.isfinite(total) and total > 0 else None

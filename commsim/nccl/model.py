@@ -143,8 +143,10 @@ _BUSBW_CACHE: weakref.WeakKeyDictionary[Topology, dict[tuple[object, ...], float
 def _intra_busbw(
     topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams, chain: bool
 ) -> float:
-    """Bus bandwidth of NCCL's ring inside one box (cached per topology and parameters)."""
-    key = (ranks, transport, chain, params.model_dump_json())
+    """Bus bandwidth of NCCL's ring inside one box (cached per topology and the parameters it depends on)."""
+    families = sorted({link.family for link in topology.links})
+    relevant = tuple((f, params.family_efficiency(f)) for f in families)
+    key = (ranks, transport, chain, relevant, params.shm_efficiency if transport == "shm" else None)
     cache = _BUSBW_CACHE.setdefault(topology, {})
     if key not in cache:
         cache[key] = _replayed_busbw(topology, ranks, transport, params, chain)
