@@ -30,7 +30,7 @@ from commsim.topology import Device, PhysicalLink, Topology, get_topology, parse
 
 ALL_SIZES = [2**k for k in range(3, 34)]  # 8 B to 8 GiB, as nccl-tests -b 8 -e 8G -f 2
 TRUE = NcclParams(
-    efficiency={"nvlink": 0.70, "infiniband": 0.82}, latency_scale=1.3, launch_s=4.0e-6, nvls_efficiency=0.50
+    efficiency={"nvlink3": 0.70, "infiniband": 0.82}, latency_scale=1.3, launch_s=4.0e-6, nvls_efficiency=0.50
 )
 
 
@@ -125,7 +125,7 @@ def two_machines(a100: Topology, cluster: Topology) -> Calibration:
 
 def test_recovers_true_parameters_within_three_sigma(two_machines: Calibration) -> None:
     expected = {
-        "efficiency.nvlink": 0.70,
+        "efficiency.nvlink3": 0.70,
         "efficiency.infiniband": 0.82,
         "latency_scale": 1.3,
         "launch_s": 4.0e-6,
@@ -139,12 +139,12 @@ def test_recovers_true_parameters_within_three_sigma(two_machines: Calibration) 
 
 
 def test_efficiencies_are_tight_and_errors_fall_to_the_noise(two_machines: Calibration) -> None:
-    for name in ("efficiency.nvlink", "efficiency.infiniband"):
+    for name in ("efficiency.nvlink3", "efficiency.infiniband"):
         value, sigma = two_machines.fitted[name]
         assert sigma < 0.01 and value == pytest.approx(TRUE.family_efficiency(name.split(".")[1]), rel=0.02)
     assert error(two_machines.before) > 0.1
     assert error(two_machines.after) < 0.03  # 2 % noise: median |error| ~ 1.3 %
-    assert two_machines.params.efficiency["pcie"] == NcclParams().efficiency["pcie"]  # not fitted: unchanged
+    assert "pcie" not in two_machines.params.efficiency  # not fitted: the default stays in force
 
 
 def test_residuals_per_log_and_size(two_machines: Calibration) -> None:
@@ -162,10 +162,10 @@ def test_residuals_per_log_and_size(two_machines: Calibration) -> None:
 def test_noise_free_fit_is_exact(a100: Topology) -> None:
     calibration = fit(
         [synthetic(a100, gpus_per_thread=8, noise=0.0)],
-        fit=["efficiency.nvlink", "latency_scale"],
+        fit=["efficiency.nvlink3", "latency_scale"],
         base=NcclParams(launch_s=TRUE.launch_s),
     )
-    assert calibration.fitted["efficiency.nvlink"][0] == pytest.approx(0.70, rel=1e-6)
+    assert calibration.fitted["efficiency.nvlink3"][0] == pytest.approx(0.70, rel=1e-6)
     assert calibration.fitted["latency_scale"][0] == pytest.approx(1.3, rel=1e-6)
     assert error(calibration.after, "max_abs_error") < 1e-6
 
@@ -183,10 +183,10 @@ def test_log_and_raw_text_pairs_are_inferred_like_validate(a100: Topology) -> No
     calibration = fit(
         [(log, "")],
         topology=a100,
-        fit=["efficiency.nvlink"],
-        base=TRUE.model_copy(update={"efficiency": {**TRUE.efficiency, "nvlink": 0.9}}),
+        fit=["efficiency.nvlink3"],
+        base=TRUE.model_copy(update={"efficiency": {**TRUE.efficiency, "nvlink3": 0.9}}),
     )
-    value, sigma = calibration.fitted["efficiency.nvlink"]
+    value, sigma = calibration.fitted["efficiency.nvlink3"]
     assert abs(value - 0.70) < 3 * sigma
 
 
@@ -229,7 +229,7 @@ def test_undeterminable_parameters_are_dropped_with_reasons(a100: Topology) -> N
 )
 def test_asking_for_an_undeterminable_parameter_raises(a100: Topology, name: str, message: str) -> None:
     with pytest.raises(CalibrationError, match=re.escape(message)):
-        fit([synthetic(a100, seed=8)], fit=["efficiency.nvlink", name])
+        fit([synthetic(a100, seed=8)], fit=["efficiency.nvlink3", name])
 
 
 def test_collinear_parameters_are_refused(a100: Topology) -> None:
@@ -246,9 +246,9 @@ def test_poorly_determined_parameter_is_dropped_after_the_fit(a100: Topology) ->
     large = [synthetic(a100, sizes=ALL_SIZES[26:], noise=0.1, seed=12)]
     calibration = fit(large)
     assert calibration.dropped["latency_scale"].startswith("not determined by these logs: the fit gives ")
-    assert list(calibration.fitted) == ["efficiency.nvlink"]
+    assert list(calibration.fitted) == ["efficiency.nvlink3"]
     with pytest.raises(CalibrationError, match="cannot fit latency_scale: not determined by these logs"):
-        fit(large, fit=["efficiency.nvlink", "latency_scale"])
+        fit(large, fit=["efficiency.nvlink3", "latency_scale"])
 
 
 def two_socket_box() -> Topology:
@@ -274,7 +274,7 @@ def test_parameter_pushed_past_its_bottleneck_is_only_a_bound() -> None:
 def test_fewer_sizes_than_parameters(a100: Topology) -> None:
     two = [synthetic(a100, sizes=[2**20, 2**30], seed=10)]
     with pytest.raises(CalibrationError, match=r"^2 measured sizes cannot determine 3 parameters"):
-        fit(two, fit=["efficiency.nvlink", "latency_scale", "launch_s"])
+        fit(two, fit=["efficiency.nvlink3", "latency_scale", "launch_s"])
 
 
 def test_unknown_parameter_and_no_logs(a100: Topology) -> None:
@@ -294,7 +294,7 @@ def test_saved_topology_holds_the_fitted_values(
     assert text.startswith("# calibrated by commsim.calibrate.fit on synthetic dgx_a100 all_reduce")
     data = yaml.safe_load(text)
     assert data["name"] == cluster.name and len(data["devices"]) == len(cluster.devices)
-    assert data["nccl"]["efficiency"]["nvlink"] == two_machines.fitted["efficiency.nvlink"][0]
+    assert data["nccl"]["efficiency"]["nvlink3"] == two_machines.fitted["efficiency.nvlink3"][0]
     assert data["nccl"]["efficiency"]["infiniband"] == two_machines.fitted["efficiency.infiniband"][0]
     assert data["nccl"]["launch_s"] == two_machines.fitted["launch_s"][0]
     assert NcclParams.model_validate(data["nccl"]) == two_machines.params

@@ -141,5 +141,5 @@ def test_calibration_notebook_validates_and_fits(executed: Callable[[str], Any])
     assert "all_reduce on 8 x NVIDIA A100-SXM4-80GB, 30 sizes from 8 B to 4 GiB" in text
     assert "board: nvswitch8" in text
     assert "verdict: as expected for this machine" in text
-    assert "efficiency.nvlink = " in text
+    assert "efficiency.nvlink3 = " in text
     assert images(notebook) == 2

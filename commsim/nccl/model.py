@@ -144,8 +144,7 @@ def _intra_busbw(
     topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams, chain: bool
 ) -> float:
     """Bus bandwidth of NCCL's ring inside one box (cached per topology and the parameters it depends on)."""
-    families = sorted({link.family for link in topology.links})
-    relevant = tuple((f, params.family_efficiency(f)) for f in families)
+    relevant = tuple(sorted(params.link_factors({(link.kind, link.family) for link in topology.links}).items()))
     key = (ranks, transport, chain, relevant, params.shm_efficiency if transport == "shm" else None)
     cache = _BUSBW_CACHE.setdefault(topology, {})
     if key not in cache:
@@ -157,9 +156,10 @@ def _replayed_busbw(
     topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams, chain: bool
 ) -> float:
     """Replay NCCL's ring at NCCL efficiencies and return its bus bandwidth."""
-    factors = {family: params.family_efficiency(family) for family in params.efficiency}
-    if transport == "shm":
-        factors["pcie"] = params.shm_efficiency
+    kinds = {(link.kind, link.family) for link in topology.links}
+    factors = params.link_factors(kinds)
+    if transport == "shm":  # host-memory staging: shm_efficiency replaces every PCIe link's figure
+        factors.update({kind: params.shm_efficiency for kind, family in kinds if family == "pcie"})
     effective = topology.scaled(factors, latency_s=0.0)
     if transport == "nvlink":
         packed = ring_packing_busbw(effective, ranks)

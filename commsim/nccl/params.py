@@ -2,9 +2,14 @@
 
 Defaults and where they come from:
 
-- ``efficiency``: fraction of a link family's nominal bandwidth that NCCL's
-  Simple protocol reaches. NVLink 0.78: NCCL itself caps an A100 ring at
-  235 GB/s of the 300 GB/s NVLink ports (tuning.cc, ``compCap80``). PCIe 0.80:
+- ``efficiency``: fraction of a link family's (or, where given, a link
+  kind's) nominal bandwidth that NCCL's Simple protocol reaches. Per NVLink
+  generation, NCCL's own usable bandwidth per link (``src/graph/topo.h``:
+  ``SM60_NVLINK_BW`` 18.0, ``SM70`` 20.0, ``SM80`` 20.0, ``SM90`` 20.6 (20.0
+  before 2.20), ``SM100`` 40.1 GB/s) over the datasheet's 20 (NVLink 1), 25
+  (NVLink 2-4) and 50 GB/s (NVLink 5): 0.90, 0.80, 0.824 and 0.802; NVLink 3
+  0.783, because NCCL caps an A100 ring at 235 GB/s of the 300 GB/s ports
+  (tuning.cc, ``compCap80``). Other NVLink (bridges) 0.78. PCIe 0.80:
   a PCIe 3.0 x16 slot moves about 12-13 GB/s of its 15.75 GB/s after packet
   overheads. InfiniBand 0.90 and Ethernet 0.70: RDMA reaches ~99 % of line
   rate in ``ib_send_bw`` but NCCL's proxy and chunking lose ~10 %; Ethernet
@@ -31,6 +36,7 @@ Defaults and where they come from:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +44,11 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = ["DEFAULT_EFFICIENCY", "NcclParams"]
 
 DEFAULT_EFFICIENCY: dict[str, float] = {
+    "nvlink1": 18.0 / 20.0,
+    "nvlink2": 20.0 / 25.0,
+    "nvlink3": 235.0 / 300.0,
+    "nvlink4": 20.6 / 25.0,
+    "nvlink5": 40.1 / 50.0,
     "nvlink": 0.78,
     "pcie": 0.80,
     "infiniband": 0.90,
@@ -53,7 +64,7 @@ class NcclParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    efficiency: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_EFFICIENCY))
+    efficiency: dict[str, float] = Field(default_factory=dict)
     shm_efficiency: float = Field(0.49, gt=0, le=1)
     nvls_efficiency: float = Field(0.57, gt=0, le=1)
     launch_s: float = Field(3.1e-6, ge=0)
@@ -67,6 +78,24 @@ class NcclParams(BaseModel):
         nccl = getattr(topology, "nccl", None)
         return cls.model_validate(dict(nccl)) if nccl else cls()
 
-    def family_efficiency(self, family: str) -> float:
-        """Efficiency of one family (1.0 for families without an entry)."""
-        return self.efficiency.get(family, DEFAULT_EFFICIENCY.get(family, 1.0))
+    def family_efficiency(self, name: str) -> float:
+        """Efficiency of one link family or kind: given here, else the default (1.0 without one)."""
+        return self.efficiency.get(name, DEFAULT_EFFICIENCY.get(name, 1.0))
+
+    def kind_efficiency(self, kind: str, family: str) -> float:
+        """Efficiency of a link of ``kind`` (in ``family``).
+
+        The most specific figure wins, a given one before a default: the kind
+        given here, the family given here, the kind's default, the family's
+        default (so a calibrated ``nvlink`` figure applies to every NVLink
+        generation the calibration did not fit one by one).
+        """
+        for table in (self.efficiency, DEFAULT_EFFICIENCY):
+            for name in (kind, family):
+                if name in table:
+                    return table[name]
+        return 1.0
+
+    def link_factors(self, kinds: Iterable[tuple[str, str]]) -> dict[str, float]:
+        """``{kind: efficiency}`` for (kind, family) pairs, for :meth:`Topology.scaled`."""
+        return {kind: self.kind_efficiency(kind, family) for kind, family in kinds}
