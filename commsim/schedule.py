@@ -519,7 +519,7 @@ def connection_next(schedule: Schedule) -> IntArray:
         return following
     n_dev = len(schedule.devices)
     key = (schedule.channels * n_dev + schedule.op_src) * n_dev + schedule.op_dst
-    order = np.lexsort((np.arange(n), key))
+    order = np.argsort(key, kind="stable")  # by connection, then op order
     same = key[order][1:] == key[order][:-1]
     following[order[:-1][same]] = order[1:][same]
     return following
