@@ -269,3 +269,17 @@ def test_non_blocking_fat_tree_equals_one_big_switch_for_hierarchical() -> None:
     assert sprayed_s == pytest.approx(big_switch_s, rel=1e-12)
     hashed = fat_tree.with_multipath("hash")
     assert _time(plan(hashed), hashed) > 1.5 * big_switch_s  # type: ignore[arg-type]
+
+
+def test_multipath_is_read_from_and_written_to_topology_files(tmp_path: object) -> None:
+    """`multipath: hash` in a topology file survives a save and load; the default is spray."""
+    from pathlib import Path
+
+    from commsim.topology.io import load_topology_file, save_topology, topology_to_dict
+
+    machine = _cluster("fat_tree", "hash")
+    assert topology_to_dict(machine)["multipath"] == "hash"
+    assert "multipath" not in topology_to_dict(machine.with_multipath("spray"))  # the default
+    path = Path(str(tmp_path)) / "fat_tree.yaml"
+    save_topology(machine, path)
+    assert load_topology_file(path).multipath == "hash"
