@@ -196,6 +196,10 @@ class ScheduleBuilder:
     _pair_cache: dict[tuple[str, ...] | None, tuple[IntArray, IntArray]] = field(
         default_factory=dict, init=False
     )
+    # the same pairs as a dict (kept up to date), for calls with a few sends; a table whose
+    # key is in _stale misses pairs added by such calls and is rebuilt before its next use
+    _pair_dict: dict[tuple[str, ...] | None, dict[int, int]] = field(default_factory=dict, init=False)
+    _stale: set[tuple[str, ...] | None] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         self.ranks = tuple(self.ranks)
@@ -337,6 +341,10 @@ class ScheduleBuilder:
         # Routed paths: look the (src, dst) pairs up in a table, and add the
         # new pairs in ascending (src, dst) order.
         key = tuple(kinds) if kinds is not None else None
+        if src.size <= _FEW_SENDS:
+            return self._few_path_indices(src, dst, key)
+        if key in self._stale:
+            self._rebuild_table(key)
         empty = np.empty(0, np.int64)
         known, known_index = self._pair_cache.get(key, (empty, empty))
         n_devices = len(self._devices)
@@ -374,6 +382,28 @@ class ScheduleBuilder:
             table[(known >> 32) * n_devices + (known & 0xFFFFFFFF)] = known_index
         return table[pairs]
 
+    def _few_path_indices(self, src: IntArray, dst: IntArray, key: tuple[str, ...] | None) -> IntArray:
+        """Path indices of a few sends through the pair dict: no table is sorted per call."""
+        pairs = self._pair_dict.setdefault(key, {})
+        codes = ((src << 32) | dst).tolist()
+        new = sorted({c for c in codes if c not in pairs})
+        if new:
+            names = self._device_names()
+            kinds = list(key) if key is not None else None
+            for c in new:
+                pairs[c] = self.path(names[c >> 32], names[c & 0xFFFFFFFF], kinds)
+            self._stale.add(key)
+        return np.fromiter((pairs[c] for c in codes), np.int64, len(codes))
+
+    def _rebuild_table(self, key: tuple[str, ...] | None) -> None:
+        """The sorted pair table of ``key`` from its dict."""
+        pairs = self._pair_dict.get(key, {})
+        codes = np.fromiter(pairs.keys(), np.int64, len(pairs))
+        index = np.fromiter(pairs.values(), np.int64, len(pairs))
+        order = np.argsort(codes)
+        self._pair_cache[key] = (codes[order], index[order])
+        self._stale.discard(key)
+
     def _add_pairs(
         self, key: tuple[str, ...] | None, known: IntArray, known_index: IntArray, new_codes: IntArray
     ) -> tuple[IntArray, IntArray]:
@@ -385,6 +415,7 @@ class ScheduleBuilder:
             np.int64,
             new_codes.size,
         )
+        self._pair_dict.setdefault(key, {}).update(zip(new_codes.tolist(), new_index.tolist()))
         codes_all = np.concatenate([known, new_codes])
         order = np.argsort(codes_all, kind="stable")
         known, known_index = codes_all[order], np.concatenate([known_index, new_index])[order]
@@ -463,6 +494,10 @@ class ScheduleBuilder:
         )
 
 
+_FEW_SENDS = 16
+"""Calls of :meth:`ScheduleBuilder.sends` with at most this many sends look their routed
+paths up in a dict (constant time per send) instead of the sorted pair table."""
+
 _PER_RANK_SLICE = (Collective.REDUCE_SCATTER, Collective.ALL_GATHER, Collective.GATHER)
 """Collectives whose buffer is cut into one slice per rank (rank r's slice is the r-th of n)."""
 
@@ -519,7 +554,7 @@ def connection_next(schedule: Schedule) -> IntArray:
         return following
     n_dev = len(schedule.devices)
     key = (schedule.channels * n_dev + schedule.op_src) * n_dev + schedule.op_dst
-    order = np.lexsort((np.arange(n), key))
+    order = np.argsort(key, kind="stable")  # by connection, then op order
     same = key[order][1:] == key[order][:-1]
     following[order[:-1][same]] = order[1:][same]
     return following

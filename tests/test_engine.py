@@ -426,3 +426,64 @@ def test_tiny_collective_on_a_cluster_finishes() -> None:
     topo = get_topology("cluster", box="dgx_a100", nodes=6, nic="ib_hdr")
     r = simulate(topo, "ring", size=8)
     assert 1e-5 < r.time_s < 1e-3
+
+
+# -- recorder and sharing policy -----------------------------------------------------------------
+
+
+def test_recorder_sees_what_the_engine_did() -> None:
+    """Sizes 50 and 100 on two channels over 10 B/s: both at 5 B/s until 10 s, then 10 B/s to 15 s.
+
+    The recorder is told each flow start and end, each re-sharing, and each link's state.
+    """
+    from commsim.engine import LinkActivity, Recorder
+
+    class Log(LinkActivity):
+        def __init__(self) -> None:
+            super().__init__()
+            self.events: list[tuple[str, float, list[int], list[float]]] = []
+
+        def flows_started(self, time_s: float, ops: np.ndarray) -> None:
+            self.events.append(("start", time_s, ops.tolist(), []))
+
+        def flows_ended(self, time_s: float, ops: np.ndarray) -> None:
+            self.events.append(("end", time_s, ops.tolist(), []))
+
+        def rates_changed(self, time_s: float, ops: np.ndarray, rates_Bps: np.ndarray) -> None:
+            self.events.append(("rates", time_s, ops.tolist(), rates_Bps.tolist()))
+
+    assert issubclass(Log, Recorder)
+    topology = _machine({"gpu0": 10.0, "gpu1": 10.0})
+    builder = ScheduleBuilder(Collective.ALL_REDUCE, 150, ["gpu0", "gpu1"])
+    small, big = builder.chunk(50), builder.chunk(100)
+    builder.send("gpu0", "gpu1", small, channel=0)
+    builder.send("gpu0", "gpu1", big, channel=1)
+    log = Log()
+    replay(builder.build(), topology, recorder=log)
+    assert log.events == [
+        ("start", 0.0, [0, 1], []),
+        ("rates", 0.0, [0, 1], [5.0, 5.0]),
+        ("end", 10.0, [0], []),
+        ("rates", 10.0, [1], [10.0]),
+        ("end", 15.0, [1], []),
+    ]
+    link, time, flows, load = log.states()
+    up = _link(topology, "gpu0", "sw")
+    rows = [(t, f, b) for lk, t, f, b in zip(link, time, flows, load) if lk == up]
+    assert rows == [(0.0, 2, 10.0), (10.0, 1, 10.0), (15.0, 0, 0.0)]
+
+
+def test_sharing_policy_is_replaceable() -> None:
+    """A policy that gives every flow 1 B/s: 50 B and 100 B end at 50 s and 100 s."""
+
+    class OneEach:
+        def rates(self, entry_flow, entry_link, n_flows, capacity_Bps):  # type: ignore[no-untyped-def]
+            return np.ones(n_flows)
+
+    topology = _machine({"gpu0": 10.0, "gpu1": 10.0})
+    builder = ScheduleBuilder(Collective.ALL_REDUCE, 150, ["gpu0", "gpu1"])
+    small, big = builder.chunk(50), builder.chunk(100)
+    builder.send("gpu0", "gpu1", small, channel=0)
+    builder.send("gpu0", "gpu1", big, channel=1)
+    record = replay(builder.build(), topology, sharing=OneEach())
+    assert record.op_end_s.tolist() == pytest.approx([50.0, 100.0], rel=REL)

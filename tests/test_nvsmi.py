@@ -341,10 +341,33 @@ def test_round_trip(text: str, gpu_model: str | None) -> None:
     ("text", "gpu_model"), [c[1:] for c in all_matrices()], ids=[c[0] for c in all_matrices()]
 )
 def test_imported_machines_simulate(text: str, gpu_model: str | None) -> None:
-    """A 1 GB ring all-reduce runs on every imported machine."""
+    """A 1 GB ring all-reduce on every imported machine lies between two hand-derived bounds.
+
+    The ring does 2(n-1) steps; in each, hop i (rank i to i+1) sends g/n bytes along its route.
+    A hop's sends follow one another (one connection), so
+
+    - lower bound: the slowest hop alone, 2(n-1) x (latency + (g/n) / bottleneck bandwidth);
+    - upper bound: at most h(l) sends cross link l at once (h = hops routed over it), so a send
+      gets at least min over its links of capacity / h (max-min fairness) and takes at most
+      latency + (g/n) x max_l h(l) / capacity(l); the chain of 2(n-1) sends that makes the
+      ring's critical path takes at most 2(n-1) x the slowest such hop.
+    """
     topology = import_topo_matrix(text, gpu_model=gpu_model)
     result = simulate(topology, "ring", size="1 GB")
-    assert result.time_s > 0
+    gpus, g = topology.gpus, 1e9
+    n = len(gpus)
+    hops = [topology.routes(a, b) for a, b in zip(gpus, gpus[1:] + gpus[:1])]
+    assert all(len(options) == 1 for options in hops), "imported machines have one route per hop"
+    routes = [options[0] for options in hops]
+    sharing = {link: sum(link in route for route in routes) for route in routes for link in route}
+    links = topology.links
+    latency = [sum(links[i].latency_s for i in route) for route in routes]
+    alone = [lat + (g / n) / min(links[i].bandwidth_Bps for i in r) for lat, r in zip(latency, routes)]
+    shared = [
+        lat + (g / n) * max(sharing[i] / links[i].bandwidth_Bps for i in r) for lat, r in zip(latency, routes)
+    ]
+    steps = 2 * (n - 1)
+    assert steps * max(alone) * (1 - 1e-12) <= result.time_s <= steps * max(shared) * (1 + 1e-12)
 
 
 def test_nvswitch_rule_variants() -> None:

@@ -249,3 +249,37 @@ def test_link_bytes_equal_what_the_schedule_sends(machine: Topology, name: str, 
         for route in routes:
             expected[list(route)] += schedule.chunk_nbytes[schedule.op_chunk[op]] / len(routes)
     assert record.link_bytes == pytest.approx(expected, rel=1e-9, abs=1e-9 * nbytes)
+
+
+def test_non_blocking_fat_tree_equals_one_big_switch_for_hierarchical() -> None:
+    """8 DGX A100 boxes, 1 GB hierarchical all-reduce, latencies set to 0.
+
+    A non-blocking fat tree (as many spine links as leaf downlinks) sprayed over all spines
+    carries every cross-box flow at the NIC rate, as one big switch does: the same time. With
+    per-flow hashing, flows of a ring step that share a leaf pick spines by hash and collide on
+    some spine links, so the same collective takes longer.
+    """
+    build = lambda fabric: get_topology(  # noqa: E731
+        "cluster", box="dgx_a100", nodes=8, nic="ib_hdr", fabric=fabric
+    ).scaled({}, latency_s=0.0)
+    switch, fat_tree = build("switch"), build("fat_tree")
+    plan = lambda t: _plan(t, "hierarchical", 1e9)  # noqa: E731
+    big_switch_s = _time(plan(switch), switch)  # type: ignore[arg-type]
+    sprayed_s = _time(plan(fat_tree), fat_tree)  # type: ignore[arg-type]
+    assert sprayed_s == pytest.approx(big_switch_s, rel=1e-12)
+    hashed = fat_tree.with_multipath("hash")
+    assert _time(plan(hashed), hashed) > 1.5 * big_switch_s  # type: ignore[arg-type]
+
+
+def test_multipath_is_read_from_and_written_to_topology_files(tmp_path: object) -> None:
+    """`multipath: hash` in a topology file survives a save and load; the default is spray."""
+    from pathlib import Path
+
+    from commsim.topology.io import load_topology_file, save_topology, topology_to_dict
+
+    machine = _cluster("fat_tree", "hash")
+    assert topology_to_dict(machine)["multipath"] == "hash"
+    assert "multipath" not in topology_to_dict(machine.with_multipath("spray"))  # the default
+    path = Path(str(tmp_path)) / "fat_tree.yaml"
+    save_topology(machine, path)
+    assert load_topology_file(path).multipath == "hash"

@@ -355,3 +355,33 @@ def test_topological_order_respects_dependencies() -> None:
         for dep in schedule.deps(op).tolist():
             assert position[dep] < position[op]
     assert order[:3] == [0, 1, 2]
+
+
+def test_one_at_a_time_and_vectorised_sends_give_the_same_paths() -> None:
+    """Pairs added by small calls (a dict) and by large calls (a sorted table) share one numbering.
+
+    Sends in the order (3,1), (0,2), (3,1), then one call with every ordered pair of 6 devices:
+    the first two pairs get paths 0 and 1, the 28 others 2..29 in ascending (src, dst) order.
+    """
+    builder = ScheduleBuilder(Collective.ALL_REDUCE, 100, [f"gpu{i}" for i in range(6)])
+    chunk = builder.chunk(100)
+    singles = [builder.send(f"gpu{a}", f"gpu{b}", chunk) for a, b in ((3, 1), (0, 2), (3, 1))]
+    src, dst = np.array([(a, b) for a in range(6) for b in range(6) if a != b]).T
+    block = builder.sends(src, dst, chunk)
+    schedule = builder.build()
+    assert schedule.op_path[singles].tolist() == [0, 1, 0]
+    expected, fresh = [], 2
+    for a, b in zip(src.tolist(), dst.tolist()):
+        if (a, b) == (3, 1):
+            expected.append(0)
+        elif (a, b) == (0, 2):
+            expected.append(1)
+        else:
+            expected.append(fresh)
+            fresh += 1
+    assert schedule.op_path[block].tolist() == expected
+    assert [(p.src, p.dst) for p in schedule.paths[:3]] == [
+        ("gpu3", "gpu1"),
+        ("gpu0", "gpu2"),
+        ("gpu0", "gpu1"),
+    ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from commsim.algorithms.multi_machine_ps import textbook_ps_time
+from commsim.api import simulate
 from commsim.errors import ScenarioError, UnknownNameError
 from commsim.topology import Device, PhysicalLink, Topology, get_topology
 from commsim.topology.cluster import cluster
@@ -307,33 +309,68 @@ def _ring_sum(buckets: int) -> float:
     return 14 * buckets * 0.5e-6 + 14 * RESNET50_BYTES / (8 * 150e9)
 
 
-# (sync label, overlap, bucket) -> iteration time. Without overlap the rings are a closed form; the
-# CPU server is about compute + 4 g / 15.75 GB/s (each of cpu0's PCIe links carries two GPUs' 102.2 MB
-# each way) + path latencies. With overlap: golden figures of this engine (seeded regressions).
-DGX1_HEADLINES: dict[tuple[str, bool, float], float] = {
-    **{("NVLink double rings", False, b): DGX1_COMPUTE_S + _ring_sum(n) for b, n in BUCKETS.items()},
-    ("NVLink double rings", True, 1 * MB): 0.050262126857728004,
-    ("NVLink double rings", True, 25 * MB): 0.050536983817728004,
-    ("NVLink double rings", True, 100 * MB): 0.05027695267106134,
-    ("sharded over the 8 GPUs", True, 25 * MB): 0.052556090512728006,
-    ("parameter server on GPU 0", False, 25 * MB): 0.08920643707522799,
-    ("parameter server on GPU 0", True, 5 * MB): 0.055778616866076006,
-    ("parameter server on the CPU", False, 25 * MB): 0.07622025676272799,
-    ("parameter server on the CPU", True, 1 * MB): 0.050409261137728,
-    ("parameter server on the CPU", True, 100 * MB): 0.06756393745904798,
+def _stream(
+    workload: Workload, bucket_bytes: float, overlap: bool, collective_s: Callable[[float], float]
+) -> float:
+    """The iteration time of the step model, worked by hand (commsim/training/step.py docstring).
+
+    Buckets (sizes and ready times from the workload's layers, :func:`pack_buckets`) run one
+    after another on one stream: bucket k starts at max(ready_k, end_{k-1}) (and, without
+    overlap, not before the backward ends at the compute time) and lasts collective_s(bytes_k);
+    the step ends at max(last end, compute).
+    """
+    free_s = 0.0 if overlap else workload.compute_s
+    for bucket in pack_buckets(workload, bucket_bytes):
+        free_s = max(bucket.ready_s, free_s) + collective_s(bucket.nbytes)
+    return max(free_s, workload.compute_s)
+
+
+def _dgx1_ring_s(nbytes: float) -> float:
+    """NVLink double rings on the DGX-1 V100: 14 steps of (0.5 us + b / (8 x 150 GB/s))."""
+    return 14 * (0.5e-6 + nbytes / (8 * 150e9))
+
+
+# (sync label, overlap, bucket) -> how one bucket's collective time is known: the rings by their
+# closed form; the parameter servers by one replay of that bucket's collective (the engine's
+# single-collective figures are checked against closed forms in test_algorithms.py).
+DGX1_CASES: list[tuple[str, bool, float]] = [
+    *[("NVLink double rings", overlap, b) for b in BUCKETS for overlap in (False, True)],
+    ("sharded over the 8 GPUs", True, 25 * MB),
+    ("parameter server on GPU 0", False, 25 * MB),
+    ("parameter server on GPU 0", True, 5 * MB),
+    ("parameter server on the CPU", False, 25 * MB),
+    ("parameter server on the CPU", True, 1 * MB),
+    ("parameter server on the CPU", True, 100 * MB),
+]
+DGX1_SYNC = {
+    "sharded over the 8 GPUs": ("sharded_parameter_server", {}),
+    "parameter server on GPU 0": ("parameter_server", {"server": 0}),
+    "parameter server on the CPU": ("parameter_server", {"server": "cpu"}),
 }
 
 
+def _dgx1_collective_s(label: str) -> Callable[[float], float]:
+    if label == "NVLink double rings":
+        return _dgx1_ring_s
+    name, params = DGX1_SYNC[label]
+    return lambda nbytes: simulate(get_topology("dgx1_v100"), name, size=nbytes, params=params).time_s
+
+
 def test_dgx1_overlap_scenario_headlines() -> None:
-    """ResNet-50 on a DGX-1 V100: closed forms without overlap, golden figures with it, best buckets."""
+    """ResNet-50 on a DGX-1 V100: the step recurrence over closed-form rings; best buckets."""
     results = run_loaded_training(load_training_scenario(SCENARIOS / "resnet50_dgx1_overlap.yaml"))
     assert len(results) == 4 * 2 * 4
     by = {(r.label, r.overlap, r.bucket_bytes): r for r in results}
     for r in results:
         assert r.compute_s == pytest.approx(DGX1_COMPUTE_S, rel=1e-12)
         assert len(r.buckets) == BUCKETS[r.bucket_bytes]
-    times = {key: by[key].iteration_s for key in DGX1_HEADLINES}
-    assert times == pytest.approx(DGX1_HEADLINES, rel=1e-9)
+    for label, overlap, bucket in DGX1_CASES:
+        result = by[(label, overlap, bucket)]
+        expected = _stream(result.workload, bucket, overlap, _dgx1_collective_s(label))
+        assert result.iteration_s == pytest.approx(expected, rel=1e-12), (label, overlap, bucket)
+    for bucket, count in BUCKETS.items():  # no overlap: compute + the sum of the closed forms
+        no_overlap = by[("NVLink double rings", False, bucket)].iteration_s
+        assert no_overlap == pytest.approx(DGX1_COMPUTE_S + _ring_sum(count), rel=1e-12)
     cpu_25 = by[("parameter server on the CPU", False, 25 * MB)].exposed_comm_s
     assert cpu_25 == pytest.approx(4 * RESNET50_BYTES / (16e9 * 128 / 130), rel=1e-3)  # PCIe 3.0 x16
     best = {r.label: (r.bucket_bytes, r.overlap) for r in best_steps(results)}
@@ -366,30 +403,47 @@ def _nvswitch_ring_sum(buckets: int) -> float:
     return 14 * buckets * 1e-6 + 14 * RESNET50_BYTES / (8 * 300e9)
 
 
-# (nodes, overlap, bucket) -> iteration time; one box without overlap is a closed form, the rest golden
-SCALING_HEADLINES: dict[tuple[int, bool, float], float] = {
-    **{(1, False, b): A100_COMPUTE_S + _nvswitch_ring_sum(n) for b, n in BUCKETS.items()},
-    (1, True, 25 * MB): 0.02531925464615388,
-    (2, False, 1 * MB): 0.026892682919487203,
-    (2, True, 25 * MB): 0.02541288840615388,
-}
-SCALING_HEADLINES_64: dict[tuple[int, bool, float], float] = {
-    (64, False, 1 * MB): 0.04460334314844547,
-    (64, False, 100 * MB): 0.02750934314844553,
-    (64, True, 1 * MB): 0.027835604662291628,
-    (64, True, 5 * MB): 0.025695445437820544,
-}
+def _nvswitch_ring_s(nbytes: float) -> float:
+    """One DGX A100: 14 ring steps of (2 x 0.5 us + b / (8 x 300 GB/s)) over the NVSwitch."""
+    return 14 * (1e-6 + nbytes / (8 * 300e9))
+
+
+def _hierarchical_s(nodes: int) -> Callable[[float], float]:
+    """One bucket's hierarchical all-reduce on ``nodes`` boxes: a replay of that one collective."""
+    topology = cluster("dgx_a100", nodes=nodes, nic="ib_hdr")
+    return lambda nbytes: simulate(topology, "hierarchical", size=nbytes).time_s
+
+
+def _check_scaling(results: list, cases: list[tuple[int, bool, float]]) -> None:  # type: ignore[type-arg]
+    """Each case's iteration follows the step recurrence (one box: closed-form rings)."""
+    by = {(r.nodes, r.overlap, r.bucket_bytes): r for r in results}
+    for nodes, overlap, bucket in cases:
+        result = by[(nodes, overlap, bucket)]
+        collective_s = _nvswitch_ring_s if nodes == 1 else _hierarchical_s(nodes)
+        expected = _stream(result.workload, bucket, overlap, collective_s)
+        assert result.iteration_s == pytest.approx(expected, rel=1e-12), (nodes, overlap, bucket)
+
+
+SCALING_CASES = [
+    *[(1, False, b) for b in BUCKETS],
+    (1, True, 25 * MB),
+    (2, False, 1 * MB),
+    (2, True, 25 * MB),
+]
+SCALING_CASES_64 = [(64, False, 1 * MB), (64, False, 100 * MB), (64, True, 1 * MB), (64, True, 5 * MB)]
 
 
 def test_cluster_scaling_scenario_small_node_counts() -> None:
-    """The scaling scenario on 1 and 2 boxes (fast): closed form on one box, golden figures on two."""
+    """The scaling scenario on 1 and 2 boxes (fast): the step recurrence; one box in closed form."""
     results = _scaling([1, 2])
     assert {r.nodes for r in results} == {1, 2}
     for r in results:
         assert r.compute_s == pytest.approx(A100_COMPUTE_S, rel=1e-12)
         assert r.ranks == 8 * r.nodes
+    _check_scaling(results, SCALING_CASES)
     by = {(r.nodes, r.overlap, r.bucket_bytes): r.iteration_s for r in results}
-    assert {k: by[k] for k in SCALING_HEADLINES} == pytest.approx(SCALING_HEADLINES, rel=1e-9)
+    for bucket, count in BUCKETS.items():
+        assert by[(1, False, bucket)] == pytest.approx(A100_COMPUTE_S + _nvswitch_ring_sum(count), rel=1e-12)
 
 
 @pytest.mark.slow
@@ -402,8 +456,7 @@ def test_cluster_scaling_scenario_headlines() -> None:
     results = _scaling()
     assert len(results) == 7 * 2 * 4
     by = {(r.nodes, r.overlap, r.bucket_bytes): r for r in results}
-    times = {k: by[k].iteration_s for k in SCALING_HEADLINES_64}
-    assert times == pytest.approx(SCALING_HEADLINES_64, rel=1e-9)
+    _check_scaling(results, SCALING_CASES_64)
     for bucket in BUCKETS:
         for overlap in (False, True):
             efficiency = [by[(n, overlap, bucket)].scaling_efficiency for n in (1, 2, 4, 8, 16, 32, 64)]

@@ -54,8 +54,11 @@ def phase_time(
     load = np.zeros(len(topology.links))
     latency = 0.0
     for src, dst, nbytes in sends:
-        route = topology.route(src, dst, kinds)
-        load[list(route)] += nbytes
-        latency = max(latency, sum(topology.links[i].latency_s for i in route))
+        # as the engine does: sprayed over every equal-cost route, or on the one hashed route
+        routes = topology.routes(src, dst, kinds) if topology.multipath == "spray" else None
+        routes = routes or (topology.route(src, dst, kinds),)
+        for route in routes:
+            load[list(route)] += nbytes / len(routes)
+            latency = max(latency, sum(topology.links[i].latency_s for i in route))
     capacity = np.array([link.bandwidth_Bps for link in topology.links])
     return latency + float(np.max(load / capacity))

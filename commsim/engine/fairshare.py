@@ -11,10 +11,12 @@ all flows.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["max_min_rates"]
+__all__ = ["MaxMinFair", "SharingPolicy", "max_min_rates"]
 
 _REL_TOL = 1e-12
 
@@ -76,3 +78,31 @@ def max_min_rates(
         rest = ~taking
         live_flow, live_link = live_flow[rest], live_link[rest]
     return rates
+
+
+class SharingPolicy(Protocol):
+    """How concurrent flows share links: one object, replaceable (``replay(..., sharing=)``)."""
+
+    def rates(
+        self,
+        entry_flow: NDArray[np.int64],
+        entry_link: NDArray[np.int64],
+        n_flows: int,
+        capacity_Bps: NDArray[np.float64],
+    ) -> NDArray[np.float64]:
+        """Rate of each flow (bytes/s), same arguments as :func:`max_min_rates`."""
+        ...
+
+
+class MaxMinFair:
+    """The default policy: max-min fair sharing by progressive filling (:func:`max_min_rates`)."""
+
+    def rates(
+        self,
+        entry_flow: NDArray[np.int64],
+        entry_link: NDArray[np.int64],
+        n_flows: int,
+        capacity_Bps: NDArray[np.float64],
+    ) -> NDArray[np.float64]:
+        """See :func:`max_min_rates`."""
+        return max_min_rates(entry_flow, entry_link, n_flows, capacity_Bps)

@@ -31,12 +31,13 @@ import simpy
 from numpy.typing import NDArray
 
 from commsim.engine.arrays import expand_rows, gather_csr, sorted_unique, transpose_csr
-from commsim.engine.fairshare import max_min_rates
+from commsim.engine.fairshare import MaxMinFair, SharingPolicy
+from commsim.engine.recorder import Recorder
 from commsim.errors import TopologyError
 from commsim.schedule import Schedule, connection_next
 from commsim.topology.model import Topology
 
-__all__ = ["ReplayRecord", "replay"]
+__all__ = ["ReplayRecord", "reduction_delays_s", "replay"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -160,8 +161,16 @@ class _Replay:
     per send.
     """
 
-    def __init__(self, schedule: Schedule, topology: Topology) -> None:
+    def __init__(
+        self,
+        schedule: Schedule,
+        topology: Topology,
+        recorder: Recorder | None = None,
+        sharing: SharingPolicy | None = None,
+    ) -> None:
         self.env = simpy.Environment()
+        self.recorder = recorder
+        self.sharing: SharingPolicy = sharing or MaxMinFair()
         self.s = schedule
         n_ops, n_links = schedule.n_ops, len(topology.links)
         self.routes = _resolve_paths(schedule, topology)
@@ -170,8 +179,10 @@ class _Replay:
             self.routes.path_ptr, self.routes.path_links, schedule.op_path
         )
         self.flows_left = np.zeros(n_ops, np.int64) if self.routes.multipath else None
-        self.reduce_rate = self._reduce_rates(topology)
+        self.reduce_rate = _reduce_rates(schedule, topology)
         self.capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
+        self.reported_users = np.zeros(n_links, np.int64)  # link states last told to the recorder
+        self.reported_load = np.zeros(n_links)
         self.waiting = np.diff(schedule.dep_indptr)
         # a connection serves its sends in order: each send also waits for the one before it
         self.conn_next = connection_next(schedule)
@@ -204,17 +215,6 @@ class _Replay:
         self.last = 0.0
         self.wake = self.env.event()
         self.next_done: simpy.Event | None = None
-
-    def _reduce_rates(self, topology: Topology) -> FloatArray | None:
-        """Reduction bandwidth per device (inf: free), or None if every reduction is free."""
-        rate = np.array(
-            [
-                topology.device(d).reduce_bandwidth_Bps or np.inf if topology.has_device(d) else np.inf
-                for d in self.s.devices
-            ],
-            dtype=float,
-        )
-        return rate if np.isfinite(rate).any() else None
 
     def _nbytes(self, ops: IntArray) -> FloatArray:
         return self.s.chunk_nbytes[self.s.op_chunk[ops]]
@@ -309,6 +309,8 @@ class _Replay:
         first = self.flow_op.size
         ops, flow_route, nbytes = self._flows_of(ops, nbytes)
         owner, links = gather_csr(self.routes.route_ptr, self.routes.route_links, flow_route)
+        if self.recorder is not None:
+            self.recorder.flows_started(self.env.now, ops)
         if first:
             self.flow_op = np.concatenate([self.flow_op, ops])
             self.flow_size = np.concatenate([self.flow_size, nbytes])
@@ -376,6 +378,8 @@ class _Replay:
             self.flow_op, self.flow_left = self.flow_op[keep], self.flow_left[keep]
             self.flow_rate, self.flow_done_at = self.flow_rate[keep], self.flow_done_at[keep]
             self.flow_size = self.flow_size[keep]
+        if self.recorder is not None:
+            self.recorder.flows_ended(self.env.now, ops)
         self.link_bytes += np.bincount(gone_link, weights=gone_bytes, minlength=self.link_bytes.size)
         self._count_users(gone_link, -1)
         self.changed.append(gone_link)
@@ -408,13 +412,30 @@ class _Replay:
             return
         affected = self._affected()
         if affected.all():
-            self.flow_rate = max_min_rates(self.ent_flow, self.ent_link, self.flow_op.size, self.capacity)
-            return
-        entries = affected[self.ent_flow]
-        renumber = affected.cumsum() - 1
-        self.flow_rate[affected] = max_min_rates(
-            renumber[self.ent_flow[entries]], self.ent_link[entries], int(affected.sum()), self.capacity
+            self.flow_rate = self.sharing.rates(
+                self.ent_flow, self.ent_link, self.flow_op.size, self.capacity
+            )
+        else:
+            entries = affected[self.ent_flow]
+            renumber = affected.cumsum() - 1
+            self.flow_rate[affected] = self.sharing.rates(
+                renumber[self.ent_flow[entries]], self.ent_link[entries], int(affected.sum()), self.capacity
+            )
+        if self.recorder is not None:
+            self.recorder.rates_changed(self.env.now, self.flow_op[affected], self.flow_rate[affected])
+
+    def _report_links(self) -> None:
+        """Tell the recorder every link whose flow count or load changed since the last report."""
+        assert self.recorder is not None
+        weights = self.flow_rate[self.ent_flow]
+        load: FloatArray = np.bincount(self.ent_link, weights=weights, minlength=self.capacity.size).astype(
+            float
         )
+        changed = np.flatnonzero((self.link_users != self.reported_users) | (load != self.reported_load))
+        if changed.size:
+            self.reported_users[changed] = self.link_users[changed]
+            self.reported_load[changed] = load[changed]
+            self.recorder.links_changed(self.env.now, changed, self.link_users[changed], load[changed])
 
     def run(self):  # type: ignore[no-untyped-def]
         """The simpy process: advance, settle, recompute, sleep until the next event."""
@@ -423,6 +444,8 @@ class _Replay:
             self._advance()
             self._settle()
             self._recompute()
+            if self.recorder is not None:
+                self._report_links()
             if not self.flow_op.size and not self.pending:
                 return
             if self.wake.triggered:
@@ -472,8 +495,46 @@ def _take(parts: list[IntArray]) -> IntArray:
     return ops
 
 
-def replay(schedule: Schedule, topology: Topology) -> ReplayRecord:
+def _reduce_rates(schedule: Schedule, topology: Topology) -> FloatArray | None:
+    """Reduction bandwidth per schedule device (inf: free), or None if every reduction is free."""
+    rate = np.array(
+        [
+            topology.device(d).reduce_bandwidth_Bps or np.inf if topology.has_device(d) else np.inf
+            for d in schedule.devices
+        ],
+        dtype=float,
+    )
+    return rate if np.isfinite(rate).any() else None
+
+
+def reduction_delays_s(schedule: Schedule, topology: Topology) -> FloatArray:
+    """Per send: the time the receiver spends adding it in after its last byte (0 for copies).
+
+    ``nbytes / reduce_bandwidth`` of the receiving device, as the replay charges it.
+    """
+    rate = _reduce_rates(schedule, topology)
+    if rate is None:
+        return np.zeros(schedule.n_ops)
+    return np.where(schedule.op_reduce, schedule.op_nbytes / rate[schedule.op_dst], 0.0)
+
+
+def replay(
+    schedule: Schedule,
+    topology: Topology,
+    recorder: Recorder | None = None,
+    sharing: SharingPolicy | None = None,
+) -> ReplayRecord:
     """Simulate ``schedule`` on ``topology`` and return what happened.
+
+    Parameters
+    ----------
+    schedule : Schedule
+    topology : Topology
+    recorder : Recorder, optional
+        Told every flow start and end, every rate change and every link
+        state change as they happen (:mod:`commsim.engine.recorder`).
+    sharing : SharingPolicy, optional
+        How flows share links; default :class:`~commsim.engine.fairshare.MaxMinFair`.
 
     Raises
     ------
@@ -481,7 +542,7 @@ def replay(schedule: Schedule, topology: Topology) -> ReplayRecord:
         If a send's route does not exist (a missing link, or no path over
         the link kinds the algorithm allowed).
     """
-    state = _Replay(schedule, topology)
+    state = _Replay(schedule, topology, recorder, sharing)
     state.env.process(state.run())
     state.env.run()
     return state.record()

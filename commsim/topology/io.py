@@ -47,7 +47,9 @@ def from_spec(spec: TopologySpec) -> Topology:
         PhysicalLink(l.between[0], l.between[1], l.kind, l.count, l.bandwidth, l.latency) for l in spec.links
     ]
     overrides = {k: (f.bandwidth, f.latency) for k, f in spec.link_kinds.items()}
-    return Topology(spec.name, devices, links, overrides, spec.description, spec.peer_to_peer, spec.nccl)
+    return Topology(
+        spec.name, devices, links, overrides, spec.description, spec.peer_to_peer, spec.nccl, spec.multipath
+    )
 
 
 def parse_topology(text: str, source: str = "<topology>") -> Topology:
@@ -112,6 +114,7 @@ def to_spec(topology: Topology) -> TopologySpec:
         description=topology.description,
         peer_to_peer=topology.peer_to_peer,
         nccl=dict(topology.nccl) if topology.nccl is not None else None,
+        multipath=topology.multipath,
         link_kinds={
             k: KindFigures(bandwidth=bw, latency=lat) for k, (bw, lat) in topology.kind_overrides.items()
         },

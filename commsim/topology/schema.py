@@ -19,7 +19,7 @@ Bandwidths are per single link and per direction; ``count`` bonds links.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -122,6 +122,10 @@ class TopologySpec(_Strict):
     description: str = ""
     peer_to_peer: bool = True
     nccl: dict[str, Any] | None = None
+    multipath: Literal["spray", "hash"] = Field(
+        "spray",
+        description="equal-cost routes: spray a send over all (adaptive routing) or hash it onto one (ECMP)",
+    )
     link_kinds: dict[str, KindFigures] = Field(default_factory=dict)
     devices: list[DeviceSpec] = Field(min_length=1)
     links: list[LinkSpec] = Field(default_factory=list)
