@@ -16,7 +16,9 @@ from commsim.topology.model import Device, PhysicalLink, Topology
 def _mesh(links_per_pair: int) -> Topology:
     devices = [Device(f"gpu{i}", "gpu", 0, "H100") for i in range(4)]
     links = [
-        PhysicalLink(f"gpu{i}", f"gpu{j}", "nvlink4", links_per_pair) for i in range(4) for j in range(i + 1, 4)
+        PhysicalLink(f"gpu{i}", f"gpu{j}", "nvlink4", links_per_pair)
+        for i in range(4)
+        for j in range(i + 1, 4)
     ]
     return Topology("mesh4", devices, links)
 

@@ -144,7 +144,9 @@ def _intra_busbw(
     topology: Topology, ranks: tuple[str, ...], transport: str, params: NcclParams, chain: bool
 ) -> float:
     """Bus bandwidth of NCCL's ring inside one box (cached per topology and the parameters it depends on)."""
-    relevant = tuple(sorted(params.link_factors({(link.kind, link.family) for link in topology.links}).items()))
+    relevant = tuple(
+        sorted(params.link_factors({(link.kind, link.family) for link in topology.links}).items())
+    )
     key = (ranks, transport, chain, relevant, params.shm_efficiency if transport == "shm" else None)
     cache = _BUSBW_CACHE.setdefault(topology, {})
     if key not in cache:
