@@ -179,9 +179,12 @@ def test_four_of_eight_gpus_is_not_a_four_gpu_board() -> None:
 
 
 def test_one_rank_logs_predict_the_local_copy() -> None:
-    """One H100: 5.0 us below 1 MiB and 1505 GB/s at 1 GiB (0.449 x 3.35 TB/s HBM3) out of place."""
+    """One H100: 6.25 us below 1 MiB and 1505 GB/s at 1 GiB (0.449 x 3.35 TB/s HBM3) out of place."""
     report = validate_file(ONE_GPU / "all_reduce_1gpu.txt")
     assert [r.algorithm for r in report.rows][-1] == "local_copy"
+    memory = report.inference.facts["memory_bandwidth"]
+    assert memory.value == "3.35 TB/s" and not memory.assumed  # H100 SXM datasheet: 3.35 TB/s HBM3
+    assert not report.inference.facts["board"].assumed  # one rank uses no GPU-to-GPU link
     assert report.summary()["bandwidth_bound"]["median_abs_error"] < 0.03
 
 

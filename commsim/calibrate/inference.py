@@ -159,6 +159,8 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     per_node, hosts = int(layout.per_node.value), int(layout.nodes.value)
     facts["launch"] = _launch(log)
     board = _board(spec, box_source, layout, facts)
+    if ranks == 1:
+        _one_rank_facts(spec, facts)
     facts["p2p"] = infer_p2p(
         settings,
         options.p2p,
@@ -266,6 +268,34 @@ def _board(spec: Any, box_source: Topology | None, layout: Layout, facts: dict[s
     board = board_for(spec, int(layout.per_node.value), layout.devices)
     facts["board"] = board.fact
     return board
+
+
+def _one_rank_facts(spec: Any, facts: dict[str, Fact]) -> None:
+    """One rank copies locally: the board does not matter, the GPU's memory bandwidth does."""
+    if "board" in facts and facts["board"].assumed:
+        board = facts["board"]
+        facts["board"] = Fact(
+            "board",
+            board.value,
+            board.evidence,
+            False,
+            board.option,
+            "one rank: no GPU-to-GPU or network link is used",
+        )
+    memory = getattr(spec, "memory_Bps", None) if spec is not None else None
+    if memory:
+        facts["memory_bandwidth"] = Fact(
+            "memory_bandwidth", f"{memory / 1e12:.4g} TB/s", (Evidence(memory, "GPU catalogue (datasheet)"),)
+        )
+    else:
+        facts["memory_bandwidth"] = Fact(
+            "memory_bandwidth",
+            "3.35 TB/s",
+            (),
+            assumed=True,
+            option="--gpu",
+            note="the catalogue has no memory bandwidth for this GPU; the H100 SXM's is used",
+        )
 
 
 def _has_fabric(spec: Any, board: Board | None) -> bool:

@@ -148,6 +148,8 @@ class GpuSpec:
     p2p_default : bool or None
         Whether PCIe peer-to-peer works with the stock driver; None if unknown.
     memory_GB : float
+    memory_Bps : float or None
+        Peak memory bandwidth of one GPU (datasheet), in bytes per second; None where not recorded.
         Memory per GPU, in GB.
     boards : tuple of Board
         Machine classes the GPU ships in.
@@ -175,6 +177,7 @@ class GpuSpec:
     pcie: str | None
     p2p_default: bool | None
     memory_GB: float
+    memory_Bps: float | None
     boards: tuple[Board, ...]
     host_tokens: tuple[str, ...]
     source: str
@@ -376,6 +379,7 @@ def _spec(entry: GpuEntry) -> GpuSpec:
         pcie=entry.pcie,
         p2p_default=entry.p2p_default,
         memory_GB=entry.memory_GB,
+        memory_Bps=entry.memory_Bps,
         boards=tuple(Board(b.machine_class, b.gpus) for b in entry.boards),
         host_tokens=tuple(entry.host_tokens),
         source=entry.source,

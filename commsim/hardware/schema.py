@@ -113,6 +113,7 @@ class GpuEntry(BaseModel):
     pcie: str | None = None
     p2p_default: bool | None = None
     memory_GB: Positive
+    memory_Bps: Positive | None = None
     boards: list[BoardEntry] = Field(default_factory=list)
     host_tokens: list[str] = Field(default_factory=list)
     source: str = Field(min_length=1)

@@ -272,7 +272,8 @@ def _one_rank_candidates(problem: Problem, params: NcclParams) -> list[tuple[str
 
 
 def _memory_Bps(model: str | None) -> float:
-    """The GPU's memory bandwidth from the catalogue (the H100 SXM's 3.35 TB/s when unknown)."""
+    """The GPU's memory bandwidth from the catalogue (the H100 SXM's 3.35 TB/s when unknown: validate
+    reports that as an assumption)."""
     from commsim.hardware import find_gpu
 
     spec = find_gpu(model).spec if model else None
