@@ -252,6 +252,32 @@ def recommend(
 
 
 @app.command()
+def gpus(
+    name: Annotated[str | None, typer.Argument(help="Show how a printed GPU name is resolved.")] = None,
+) -> None:
+    """List the GPU catalogue (links, host interface, boards), or resolve one printed name."""
+    from rich.markup import escape
+
+    from commsim.hardware import find_gpu, gpu_catalogue
+
+    if name is not None:
+        match = find_gpu(name)
+        out.print(escape(match.why), highlight=False)
+        if match.spec is None:
+            raise typer.Exit(2)
+        out.print(escape(match.spec.describe()), highlight=False)
+        return
+    table = Table(title="GPU catalogue")
+    for column in ("key", "name", "arch", "form", "GPU-GPU links", "host", "boards"):
+        table.add_column(column)
+    for spec in gpu_catalogue().values():
+        links = f"{spec.fabric} x {spec.fabric_links}" if spec.fabric else "-"
+        boards = ", ".join(f"{b.machine_class}:{b.gpus}" for b in spec.boards) or "-"
+        table.add_row(spec.key, spec.name, spec.arch, spec.form, links, spec.pcie or "-", boards)
+    out.print(table)
+
+
+@app.command()
 def algos() -> None:
     """List the registered algorithms and the collectives each implements."""
     from commsim.algorithms import algorithm_names, get_algorithm

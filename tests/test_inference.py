@@ -6,6 +6,9 @@ hardware, nGPUs and nodes columns), written here by hand, not taken from the cod
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -193,3 +196,29 @@ def test_several_runs_in_one_file_validate_run_by_run() -> None:
     reports = validate_runs(DATA / "synthetic_multi-run_RTX2080Ti_2gpu.txt")
     assert len(reports) >= 2
     assert len({r.collective for r in reports}) >= 2
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "commsim.cli", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_cli_refuses_a_missing_fact_with_its_option_and_accepts_it() -> None:
+    """Without a GPU name the CLI exits 2 with one sentence naming --gpu; with --gpu it reports, in
+    JSON, the run object whose facts carry their evidence or "assumed"."""
+    log = str(DATA / "H100-SXM-CoreWeave_all_reduce_96gpu_12node-IB-SHARP_1.txt")
+    refused = _cli("validate", log)
+    assert refused.returncode == 2 and "--gpu" in refused.stderr and "Traceback" not in refused.stderr
+    given = _cli("validate", log, "--gpu", "H100 SXM", "--nic", "ib_ndr", "--json")
+    assert given.returncode == 0, given.stderr
+    run = json.loads(given.stdout)["run"]
+    assert run["gpu"]["evidence"][0]["source"] == "option --gpu"
+    assert run["network"]["assumed"] is False and run["gpus_per_node"]["assumed"] is True
+
+
+def test_cli_gpus_resolves_printed_names() -> None:
+    """`commsim gpus NAME` says which catalogue entry a printed name is; an unknown one exits 2."""
+    known = _cli("gpus", "AMD Instinct MI300X")
+    assert known.returncode == 0 and "mi300x" in known.stdout and "xgmi_gpu x 7" in known.stdout
+    assert _cli("gpus", "Foo 9000").returncode == 2
