@@ -39,6 +39,7 @@ from commsim.nccl.constants import (
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.params import NcclParams
 from commsim.schedule import Schedule, ScheduleBuilder
+from commsim.topology.linkkinds import LINK_KINDS
 from commsim.topology.model import Topology
 
 __all__ = ["Candidate", "NcclPrediction", "host_path", "predict"]
@@ -177,16 +178,24 @@ def _nvlink_port_Bps(topology: Topology, gpu: str) -> float:
     return sum(l.bandwidth_Bps for l in topology.links if l.src == gpu and l.family == "nvlink")
 
 
-def _net_route_latency(topology: Topology, machine: NcclMachine, ranks: tuple[str, ...]) -> float:
-    """Latency of the network part of a route between the first two boxes."""
+def _net_route_latency(
+    topology: Topology, machine: NcclMachine, ranks: tuple[str, ...], params: NcclParams
+) -> float:
+    """Latency of one network hop between the first two boxes: its links, plus its transport's overhead.
+
+    The transport's overhead (``NcclParams.transport_latency_s``: the socket
+    transport's and the EFA provider's cost per message beyond the wire) comes
+    from the kind of the route's network links.
+    """
     if machine.nodes < 2:
         return 0.0
     first = ranks[0]
     other = next(r for r in ranks if topology.device(r).box != topology.device(first).box)
-    route = topology.route(first, other)
-    return sum(
-        topology.links[i].latency_s for i in route if topology.links[i].family in ("infiniband", "ethernet")
-    )
+    route = [topology.links[i] for i in topology.route(first, other)]
+    network = [link for link in route if link.family in ("infiniband", "ethernet")]
+    transports = {LINK_KINDS[link.kind].transport for link in network} - {None}
+    overhead = max((params.transport_latency(t) for t in transports if t is not None), default=0.0)
+    return sum(link.latency_s for link in network) + overhead
 
 
 def _steps(collective: Collective, n: int) -> int:
@@ -348,7 +357,7 @@ def predict(
     """
     params = params or NcclParams()
     m, busbw, net_Bps = bus_bandwidths(problem, params)
-    net_lat = _net_route_latency(problem.topology, m, problem.ranks)
+    net_lat = _net_route_latency(problem.topology, m, problem.ranks, params)
     if problem.n == 1:
         raw = _one_rank_candidates(problem, params)
     elif problem.collective in P2P_COLLECTIVES:

@@ -43,7 +43,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_EFFICIENCY", "NcclParams"]
+__all__ = ["DEFAULT_EFFICIENCY", "DEFAULT_TRANSPORT_LATENCY_s", "NcclParams"]
 
 DEFAULT_EFFICIENCY: dict[str, float] = {
     "nvlink1": 18.0 / 20.0,
@@ -60,6 +60,25 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 }
 """Fraction of nominal bandwidth NCCL reaches, per link family."""
 
+DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 36e-6, "socket": 59e-6}
+"""Overhead of one network step beyond its links' latency, per NCCL network transport (seconds).
+
+NCCL's ``hwLat`` table has one NET row for every transport; the socket
+transport (kernel TCP through NCCL's proxy threads) and AWS EFA (the
+libfabric provider's SRD protocol through aws-ofi-nccl) cost far more per
+message than InfiniBand verbs. Each figure is fitted to one development log's
+smallest sizes, where the time is all latency: 8 B on 2 x p3dn (EFA v1,
+NCCL 2.4.8; ring/LL, 2 network steps) measures 145 us against 109 us of NCCL's
+own latencies, launch and two 10 us link hops, so 36 us per step; 8 B on
+2 x g5.2xlarge (TCP sockets, NCCL 2.11.4; 2 ranks, 2 network steps) measures
+173 us against 55 us, so 59 us per step. Checked on a log not used: 2 x p4d
+(EFA v2, NCCL 2.7.8) measures 159 us at 8 B, the model then 141-145 us.
+Uncertainty: one log each, so of the order of the spread of small sizes in
+them (+-10 %). Other transports (InfiniBand, RoCE, Slingshot, TCPX/TCPXO)
+have none: no development log measures them apart from InfiniBand, where
+NCCL's own table fits.
+"""
+
 
 class NcclParams(BaseModel):
     """Physical parameters of the NCCL model (see the module docstring for sources)."""
@@ -73,6 +92,7 @@ class NcclParams(BaseModel):
     latency_scale: float = Field(1.0, gt=0)
     one_rank_s: float = Field(6.25e-6, ge=0)
     local_copy_efficiency: float = Field(0.449, gt=0, le=1)
+    transport_latency_s: dict[str, float] = Field(default_factory=dict)
 
     @classmethod
     def of(cls, topology: Any) -> NcclParams:
@@ -83,6 +103,10 @@ class NcclParams(BaseModel):
     def family_efficiency(self, name: str) -> float:
         """Efficiency of one link family or kind: given here, else the default (1.0 without one)."""
         return self.efficiency.get(name, DEFAULT_EFFICIENCY.get(name, 1.0))
+
+    def transport_latency(self, transport: str) -> float:
+        """Per-step overhead of a network transport (s): given here, else its default, else 0."""
+        return self.transport_latency_s.get(transport, DEFAULT_TRANSPORT_LATENCY_s.get(transport, 0.0))
 
     def kind_efficiency(self, kind: str, family: str) -> float:
         """Efficiency of a link of ``kind`` (in ``family``).
