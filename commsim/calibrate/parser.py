@@ -27,7 +27,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from os import PathLike
-from pathlib import Path
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings import RunSettings, decode_version_code  # noqa: F401 (re-exported)
@@ -403,10 +402,9 @@ def _pick_run(runs: list[NcclTestsLog], run: int, source: str | None) -> NcclTes
 
 
 def _read_log_file(path: str | PathLike[str]) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ParseError(f"cannot read nccl-tests log: {exc.strerror}", source=str(path)) from None
+    from commsim.textfile import read_text_file
+
+    return read_text_file(path, "nccl-tests log")
 
 
 def load_nccl_tests(

@@ -20,6 +20,7 @@ from commsim.collectives import Collective, busbw_factor, get_collective
 from commsim.errors import ParseError, TopologyError
 from commsim.nccl.model import predict
 from commsim.nccl.params import NcclParams
+from commsim.textfile import read_text_file
 from commsim.topology.model import Topology
 
 __all__ = [
@@ -353,7 +354,4 @@ def validate_file(path: str | Path, **kwargs: Any) -> Validation:
 
 
 def _read(path: str | Path) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ParseError(f"cannot read nccl-tests log: {exc.strerror}", source=str(path)) from None
+    return read_text_file(path, "nccl-tests log")

@@ -342,10 +342,9 @@ def load_topo_matrix(path: str | Path, **kwargs: Any) -> Topology:
     ParseError
         If the file cannot be read or parsed (the message names file and line).
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise ParseError(f"cannot read nvidia-smi topo output: {exc.strerror}", source=str(path)) from None
+    from commsim.textfile import read_text_file
+
+    text = read_text_file(path, "nvidia-smi topo output")
     kwargs.setdefault("name", Path(path).stem)
     if "p2p" not in kwargs:
         kwargs["p2p"] = find_p2p_status(text) is not False

@@ -1,0 +1,80 @@
+"""Reading a user's text file in the encodings tools write: UTF-8, UTF-8 with BOM, UTF-16/32 with BOM.
+
+PowerShell's ``>`` writes UTF-16 with a byte-order mark, Windows editors
+often add a UTF-8 BOM; both are decoded. A file with NUL bytes and no BOM
+is binary (or UTF-16 without a BOM) and is refused, naming the line of the
+first NUL. Stray bytes that are not UTF-8 in an otherwise textual log (a
+Latin-1 character in a host name or a terminal escape) are replaced by
+U+FFFD so that one odd byte in an INFO line does not refuse a whole log.
+"""
+
+from __future__ import annotations
+
+import codecs
+from os import PathLike
+from pathlib import Path
+
+from commsim.errors import ParseError
+
+__all__ = ["decode_text", "read_text_file"]
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def decode_text(data: bytes, source: str | None = None) -> str:
+    """The text of a file's bytes (see the module docstring for the rules).
+
+    Raises
+    ------
+    ParseError
+        For bytes that are no text (NUL bytes without a byte-order mark, or a
+        byte-order mark whose encoding the bytes do not follow).
+    """
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError as exc:
+                line = data[: exc.start].count(b"\n") + 1 if encoding == "utf-8-sig" else None
+                raise ParseError(
+                    f"the file starts with a {encoding.upper()} byte-order mark but is not valid "
+                    f"{encoding.upper()} ({exc.reason}); save it as UTF-8",
+                    source=source,
+                    line=line,
+                ) from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ParseError(
+            "the file holds NUL bytes: it is binary, or UTF-16 without a byte-order mark; "
+            "save it as UTF-8 text",
+            source=source,
+            line=data[:nul].count(b"\n") + 1,
+        )
+    return data.decode("utf-8", errors="replace")
+
+
+def read_text_file(path: str | PathLike[str], what: str) -> str:
+    """Read a text file the user gave, as :func:`decode_text` does.
+
+    Parameters
+    ----------
+    path : str or path-like
+    what : str
+        What the file should be, for the message ("nccl-tests log").
+
+    Raises
+    ------
+    ParseError
+        If the file cannot be read or is no text.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ParseError(f"cannot read {what}: {exc.strerror}", source=str(path)) from None
+    return decode_text(data, str(path))
