@@ -27,7 +27,7 @@ def test_a_log_saved_with_a_byte_order_mark_reads_as_the_utf8_one(tmp_path: Path
 
 def test_binary_bytes_are_refused_at_the_line_of_the_first_nul() -> None:
     """Two text lines, then a NUL on line 3: refused there, with what to do."""
-    with pytest.raises(ParseError, match="NUL bytes.*save it as UTF-8") as info:
+    with pytest.raises(ParseError, match=r"NUL bytes.*save it as UTF-8") as info:
         decode_text(b"# nThread 1\n# size\nab\x00cd", "x.txt")
     assert info.value.line == 3
 
