@@ -126,6 +126,7 @@ def _options(
     proto: str | None,
     nccl_version: str | None,
 ) -> RunOptions:
+    from commsim.calibrate.infer_settings import ALGO_NAMES, PROTO_NAMES
     from commsim.calibrate.inference import RunOptions
 
     return RunOptions(
@@ -136,28 +137,24 @@ def _options(
         nic=nic,
         p2p=p2p,
         gpu=gpu,
-        algorithms=_choice_list(algo, "--algo", _ALGOS),
-        protocols=_choice_list(proto, "--proto", _PROTOS),
+        algorithms=_choice_list(algo, "--algo", ALGO_NAMES),
+        protocols=_choice_list(proto, "--proto", PROTO_NAMES),
         nccl_version=nccl_version,
         topology=topology,
     )
 
 
-_ALGOS = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls_tree", "nvls_tree": "nvls_tree"}
-_PROTOS = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
-
-
 def _choice_list(text: str | None, option: str, valid: dict[str, str]) -> tuple[str, ...] | None:
     if text is None:
         return None
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [n for n in names if n.lower() not in valid]
+    names = [t.strip().lower().replace("_", "") for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in valid]
     if unknown or not names:
         raise CommsimError(
             f"{option} {text!r}: unknown {', '.join(map(repr, unknown)) or 'empty list'}; "
             f"valid: {', '.join(sorted(set(valid.values())))} (comma-separated)"
         )
-    return tuple(dict.fromkeys(valid[n.lower()] for n in names))
+    return tuple(dict.fromkeys(valid[n] for n in names))
 
 
 def calibrate(

@@ -222,3 +222,14 @@ def test_cli_gpus_resolves_printed_names() -> None:
     known = _cli("gpus", "AMD Instinct MI300X")
     assert known.returncode == 0 and "mi300x" in known.stdout and "xgmi_gpu x 7" in known.stdout
     assert _cli("gpus", "Foo 9000").returncode == 2
+
+
+def test_cli_algo_and_proto_restrict_the_choice_like_nccls_variables() -> None:
+    """--algo Ring --proto SIMPLE as NCCL_ALGO/NCCL_PROTO spell them; an unknown name lists the valid ones."""
+    log = str(DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt")
+    forced = _cli("validate", log, "--algo", "Ring", "--proto", "SIMPLE", "--json")
+    assert forced.returncode == 0, forced.stderr
+    rows = json.loads(forced.stdout)["rows"]
+    assert {(r["algorithm"], r["protocol"]) for r in rows} == {("ring", "Simple")}
+    bogus = _cli("validate", log, "--algo", "spiral")
+    assert bogus.returncode == 2 and "unknown 'spiral'" in bogus.stderr and "nvls_tree" in bogus.stderr

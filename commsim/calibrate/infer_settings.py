@@ -22,6 +22,8 @@ from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, given
 
 __all__ = [
+    "ALGO_NAMES",
+    "PROTO_NAMES",
     "forced_choices",
     "infer_network",
     "infer_nics",
@@ -209,7 +211,7 @@ def infer_version(settings: Any, option: str | None, log_version: str | None) ->
     )
 
 
-_ALGO_NAMES = {
+ALGO_NAMES: dict[str, str] = {
     "ring": "ring",
     "tree": "tree",
     "nvls": "nvls",
@@ -219,7 +221,9 @@ _ALGO_NAMES = {
     "collnet": "collnet_direct",
     "pat": "pat",
 }
-_PROTO_NAMES = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+"""NCCL_ALGO names (lower-case, no underscores) to the model's algorithm names."""
+PROTO_NAMES: dict[str, str] = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
+"""NCCL_PROTO names (lower-case) to the model's protocol names."""
 
 
 def _names(value: str, table: dict[str, str]) -> tuple[set[str], bool]:
@@ -246,7 +250,7 @@ def forced_choices(
         algo = setting(settings, "NCCL_ALGO")
         threshold = setting(settings, "NCCL_TREE_THRESHOLD")
         if algo is not None:
-            names, exclude = _names(str(algo.value), _ALGO_NAMES)
+            names, exclude = _names(str(algo.value), ALGO_NAMES)
             if exclude:
                 excluded |= names
             elif names:
@@ -279,8 +283,8 @@ def forced_choices(
     else:
         proto = setting(settings, "NCCL_PROTO")
         if proto is not None:
-            names, exclude = _names(str(proto.value), _PROTO_NAMES)
-            protocols = tuple(sorted(set(_PROTO_NAMES.values()) - names if exclude else names)) or None
+            names, exclude = _names(str(proto.value), PROTO_NAMES)
+            protocols = tuple(sorted(set(PROTO_NAMES.values()) - names if exclude else names)) or None
             facts["protocols"] = Fact(
                 "protocols",
                 str(proto.value),
