@@ -611,3 +611,14 @@ def test_classify_shipped_machines() -> None:
     assert classify_pair(a100, "gpu0", "nic2") == "PHB"
     assert classify_pair(a100, "gpu0", "nic7") == "SYS"
     assert classify_pair(a100, "gpu0", "gpu0") == "X"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("hgx_h100.txt", "nvlink4"), ("dgx_a100.txt", "nvlink3"), ("dgx1_v100.txt", "nvlink2")],
+)
+def test_nvlink_generation_from_the_matrix_when_the_gpu_is_not_named(name: str, kind: str) -> None:
+    """Without a GPU model the NV# cells name the generation: NV18 on every pair of an NVSwitch board is
+    18 links per GPU (H100: NVLink 4), NV12 is 12 (A100: NVLink 3), NV1/NV2 adding up to 6 is a V100."""
+    topology = load_topo_matrix(Path(__file__).parent / "data" / "nvsmi" / name)
+    assert {link.kind for link in topology.links if link.family == "nvlink"} == {kind}

@@ -204,7 +204,9 @@ def import_topo_matrix(
     (['cpu0', 'pcie_switch0', 'gpu0', 'gpu1'], 'PIX')
     """
     matrix = parse_topo_matrix(text)
-    kinds = choose_kinds(gpu_model, cpu_model, nvlink_kind, pcie_kind, nic_kind, socket_kind)
+    kinds = choose_kinds(
+        gpu_model, cpu_model, nvlink_kind, pcie_kind, nic_kind, socket_kind, _nvlinks_per_gpu(matrix)
+    )
     notes: list[str] = []
     levels = partitions(matrix)
     numbers = cpu_numbers(levels[NODE], matrix, notes)
@@ -223,6 +225,26 @@ def import_topo_matrix(
     description = ". ".join(parts) + "."
     links = machine.links + sockets + nvlinks
     return Topology(name, devices, links, _kind_figures(overrides), description, peer_to_peer=p2p)
+
+
+def _nvlinks_per_gpu(matrix: TopoMatrix) -> int:
+    """The most NVLinks any GPU of the matrix has.
+
+    On an NVSwitch board every pair shows the same NV# of 12 or more (each
+    GPU's links to the switches: NV12 on A100, NV18 on H100), so that cell is
+    the count; on direct meshes (NV6 between each pair of a 4-GPU H100
+    board, NV1/NV2 on a DGX-1) a GPU's cells add up.
+    """
+    cells = {(i, j): int(c[2:]) for (i, j), c in matrix.cells.items() if i != j and c[2:].isdigit()}
+    if not cells:
+        return 0
+    counts = set(cells.values())
+    if len(counts) == 1 and min(counts) >= 12:
+        return min(counts)
+    per_gpu: dict[int, int] = {}
+    for (i, _), count in cells.items():
+        per_gpu[i] = per_gpu.get(i, 0) + count
+    return max(per_gpu.values())
 
 
 def _endpoint(matrix: TopoMatrix, index: int, name: str, gpu_model: str | None) -> Device:

@@ -12,12 +12,16 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from commsim.errors import ParseError, TopologyError
 from commsim.topology.linkkinds import LINK_KINDS, get_link_kind
 from commsim.topology.model import Device, PhysicalLink
 from commsim.topology.nvsmi_parse import RELATIONS, TopoMatrix
 from commsim.units import format_bandwidth
+
+if TYPE_CHECKING:
+    from commsim.hardware import GpuSpec
 
 __all__ = [
     "HOST_BRIDGE_MODEL",
@@ -331,13 +335,46 @@ def choose_kinds(
     pcie_kind: str | None,
     nic_kind: str | None,
     socket_kind: str | None,
+    nvlinks_per_gpu: int = 0,
 ) -> dict[str, tuple[str, str]]:
-    """``{"nvlink"|"pcie"|"nic"|"socket": (kind, why)}``: given kinds win over inferred ones."""
+    """``{"nvlink"|"pcie"|"nic"|"socket": (kind, why)}``: given kinds win over inferred ones.
+
+    The GPU's catalogue entry (:mod:`commsim.hardware`) names its NVLink
+    generation and host interface; for a GPU the catalogue lacks, the
+    matrix's own NVLink count per GPU (``nvlinks_per_gpu``: NV18 on every
+    peer of an NVSwitch board is 18) names the generation: 18 links are
+    NVLink 4 (H100 class), 12 NVLink 3 (A100), 6 NVLink 2 (V100); fewer keep
+    the default.
+    """
     generation = _generation(gpu_model)
     why = f"{generation.name} GPU" if generation is not _UNKNOWN else "default for an unknown GPU"
-    return {
+    chosen = {
         "nvlink": _nvlink_kind(nvlink_kind, generation, gpu_model),
         "pcie": _chosen(pcie_kind, ("pcie",), generation.pcie, why, "pcie_kind"),
         "nic": _chosen(nic_kind, ("ethernet", "infiniband"), generation.nic, why, "nic_kind"),
         "socket": _socket_kind(socket_kind, generation, cpu_model),
     }
+    spec = _catalogue_entry(gpu_model)
+    if spec is not None:
+        fabric = spec.fabric or (spec.bridge.fabric if spec.bridge is not None else None)
+        if nvlink_kind is None and fabric in LINK_KINDS and LINK_KINDS[fabric].family == "nvlink":
+            chosen["nvlink"] = (fabric, f"{spec.name} (GPU catalogue)")
+        if pcie_kind is None and spec.pcie in LINK_KINDS:
+            chosen["pcie"] = (spec.pcie, f"{spec.name} (GPU catalogue)")
+    elif nvlink_kind is None:
+        kind = next((k for n, k in _NVLINK_BY_COUNT if nvlinks_per_gpu >= n), None)
+        if kind is not None:
+            chosen["nvlink"] = (kind, f"{nvlinks_per_gpu} NVLinks per GPU in the matrix: {kind} assumed")
+    return chosen
+
+
+_NVLINK_BY_COUNT = ((18, "nvlink4"), (12, "nvlink3"), (6, "nvlink2"))
+"""NVLink links per GPU of each generation's boards, most first."""
+
+
+def _catalogue_entry(gpu_model: str | None) -> GpuSpec | None:
+    if not gpu_model:
+        return None
+    from commsim.hardware import find_gpu
+
+    return find_gpu(gpu_model).spec
