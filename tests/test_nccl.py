@@ -96,11 +96,12 @@ def test_nccl_algorithm_reports_its_model_time_and_replays_its_channels() -> Non
 
 
 REAL_LOGS = sorted(p.name for p in DATA.glob("*.txt") if not p.name.startswith("synthetic_"))
+ONE_GPU_LOGS = sorted(p.name for p in (DATA.parent / "h100-1gpu").glob("*_1gpu*.txt"))
 NEEDS_GPU_OPTION = {"H100-SXM-CoreWeave_all_reduce_96gpu_12node-IB-SHARP_1.txt"}
 """Logs that do not name their GPU (the CoreWeave README table has no device list)."""
 
 
-@pytest.mark.parametrize("name", REAL_LOGS)
+@pytest.mark.parametrize("name", REAL_LOGS + ONE_GPU_LOGS)
 def test_validation_on_every_development_log(name: str) -> None:
     """Every real log validates (the one without a GPU name given --gpu); the JSON has the documented fields.
 
@@ -108,7 +109,8 @@ def test_validation_on_every_development_log(name: str) -> None:
     "cannot judge" and names the options that would settle it.
     """
     options = RunOptions(gpu="H100 SXM") if name in NEEDS_GPU_OPTION else None
-    report = validate_file(DATA / name, options=options)
+    folder = DATA if name in REAL_LOGS else DATA.parent / "h100-1gpu"
+    report = validate_file(folder / name, options=options)
     data = report.to_json()
     assert set(data) == {
         "run",

@@ -126,7 +126,8 @@ class Validation:
         assumption would blame the user's hardware for the tool's guess.
         """
         large = [r for r in self.rows if r.nbytes >= BANDWIDTH_BOUND_BYTES] or self.rows[-3:]
-        ratio = statistics.median(r.measured_busbw_Bps / r.predicted_busbw_Bps for r in large)
+        # measured busbw / predicted busbw, as times (busbw is 0 for one rank: nothing crosses a bus)
+        ratio = statistics.median(r.predicted_time_s / r.measured_time_s for r in large)
         overall = statistics.median(abs(r.error) for r in self.rows)
         assumed = self.inference.assumed
         if assumed:
