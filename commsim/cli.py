@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -19,8 +19,10 @@ from commsim.cli_plot import plot_app
 from commsim.cli_sweep import measure as measure_command
 from commsim.cli_sweep import sweep as sweep_command
 from commsim.errors import CommsimError
-from commsim.results import Result
-from commsim.topology.model import Topology
+
+if TYPE_CHECKING:  # imported when used: `commsim --help` and `topo` need no engine
+    from commsim.results import Result
+    from commsim.topology.model import Topology
 
 app = typer.Typer(
     pretty_exceptions_enable=False,
