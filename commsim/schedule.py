@@ -298,11 +298,11 @@ class ScheduleBuilder:
         cols = (
             src_idx,
             dst_idx,
-            np.broadcast_to(np.asarray(chunk, np.int64), count).copy(),
-            np.broadcast_to(np.asarray(reduce, bool), count).copy(),
+            _column(chunk, count, np.int64),
+            _column(reduce, count, np.bool_),
             self._path_indices(src_idx, dst_idx, kinds, via),
-            np.broadcast_to(np.asarray(step, np.int64), count).copy(),
-            np.broadcast_to(np.asarray(channel, np.int64), count).copy(),
+            _column(step, count, np.int64),
+            _column(channel, count, np.int64),
         )
         if cols[6].size and cols[6].min() < 0:
             raise ScheduleError(f"channel {int(cols[6].min())} is negative; channels are 0, 1, ...")
@@ -553,11 +553,26 @@ def connection_next(schedule: Schedule) -> IntArray:
     if n < 2:
         return following
     n_dev = len(schedule.devices)
-    key = (schedule.channels * n_dev + schedule.op_src) * n_dev + schedule.op_dst
+    key = schedule.op_src * n_dev + schedule.op_dst
+    if schedule.channels.any():  # else every send is on channel 0: the key needs no channel term
+        key += schedule.channels * (n_dev * n_dev)
     order = np.argsort(key, kind="stable")  # by connection, then op order
     same = key[order][1:] == key[order][:-1]
     following[order[:-1][same]] = order[1:][same]
     return following
+
+
+def _column(value: ArrayLike, count: int, dtype: type) -> NDArray[Any]:
+    """One column of a block of sends: ``value`` broadcast to ``count`` rows, as a new array.
+
+    A scalar 0 (or False) gives ``np.zeros``, whose pages the operating system
+    supplies on first write: a column that stays zero (channel 0, step 0)
+    costs no memory however many sends there are.
+    """
+    values: NDArray[Any] = np.asarray(value, dtype)
+    if values.ndim == 0 and not values:
+        return np.zeros(count, dtype)
+    return np.broadcast_to(values, count).copy()
 
 
 def _sorted_unique(values: IntArray) -> IntArray:

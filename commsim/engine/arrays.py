@@ -7,15 +7,19 @@ their cost is per event, not per send.
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 import numpy as np
 from numpy.typing import NDArray
 
 __all__ = ["expand_rows", "gather_csr", "sorted_unique", "transpose_csr"]
 
 IntArray = NDArray[np.int64]
+IndexArray = NDArray[np.integer[Any]]  # int64, or int32 where it holds every index
+IndexT = TypeVar("IndexT", bound=np.integer[Any])
 
 
-def gather_csr(ptr: IntArray, values: IntArray, rows: IntArray) -> tuple[IntArray, IntArray]:
+def gather_csr(ptr: IndexArray, values: NDArray[IndexT], rows: IntArray) -> tuple[IntArray, NDArray[IndexT]]:
     """(row position per entry, value per entry) of the given CSR rows, in row order."""
     first = ptr[rows]
     lengths = ptr[rows + 1] - first
@@ -46,11 +50,17 @@ def expand_rows(ptr: IntArray, values: IntArray, rows: IntArray) -> tuple[IntArr
     return new_ptr, values[shift]
 
 
-def transpose_csr(ptr: IntArray, indices: IntArray, n_cols: int) -> tuple[IntArray, IntArray]:
-    """The transpose of a CSR 0/1 matrix: for each column, the rows naming it, ascending."""
-    owner = np.repeat(np.arange(ptr.size - 1), np.diff(ptr))
+def transpose_csr(
+    ptr: IntArray, indices: IntArray, n_cols: int, dtype: type = np.int64
+) -> tuple[IndexArray, IndexArray]:
+    """The transpose of a CSR 0/1 matrix: for each column, the rows naming it, ascending.
+
+    ``dtype`` is the integer type of the result (int32 halves its memory when
+    every row number and entry count fits).
+    """
+    owner: IndexArray = np.repeat(np.arange(ptr.size - 1, dtype=dtype), np.diff(ptr))
     order = np.argsort(indices, kind="stable")
-    new_ptr = np.zeros(n_cols + 1, np.int64)
+    new_ptr: IndexArray = np.zeros(n_cols + 1, dtype)
     np.cumsum(np.bincount(indices, minlength=n_cols), out=new_ptr[1:])
     return new_ptr, owner[order]
 

@@ -30,7 +30,7 @@ import numpy as np
 import simpy
 from numpy.typing import NDArray
 
-from commsim.engine.arrays import expand_rows, gather_csr, sorted_unique, transpose_csr
+from commsim.engine.arrays import IndexArray, expand_rows, gather_csr, sorted_unique, transpose_csr
 from commsim.engine.fairshare import MaxMinFair, SharingPolicy
 from commsim.engine.recorder import Recorder
 from commsim.errors import TopologyError
@@ -183,11 +183,13 @@ class _Replay:
         self.capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
         self.reported_users = np.zeros(n_links, np.int64)  # link states last told to the recorder
         self.reported_load = np.zeros(n_links)
-        self.waiting = np.diff(schedule.dep_indptr)
+        # per-send bookkeeping in the narrowest integer type that holds an op index
+        index = _index_dtype(n_ops + schedule.dep_indices.size)
+        self.waiting: IndexArray = np.diff(schedule.dep_indptr).astype(index)
         # a connection serves its sends in order: each send also waits for the one before it
-        self.conn_next = connection_next(schedule)
+        self.conn_next: IndexArray = connection_next(schedule).astype(index)
         self.waiting[self.conn_next[self.conn_next >= 0]] += 1
-        self.dep_ptr, self.dependents = transpose_csr(schedule.dep_indptr, schedule.dep_indices, n_ops)
+        self.dep_ptr, self.dependents = transpose_csr(schedule.dep_indptr, schedule.dep_indices, n_ops, index)
         self.ready = np.full(n_ops, np.nan)
         self.data_start = np.full(n_ops, np.nan)
         self.end = np.full(n_ops, np.nan)
@@ -292,7 +294,7 @@ class _Replay:
             np.subtract.at(self.waiting, nxt, 1)
             ready = sorted_unique(nxt[self.waiting[nxt] == 0])
             if ready.size:
-                self._start(ready)
+                self._start(ready.astype(np.int64))
 
     # -- the flow network -------------------------------------------------
     def _flows_of(self, ops: IntArray, nbytes: FloatArray) -> tuple[IntArray, IntArray, FloatArray]:
@@ -479,6 +481,11 @@ class _Replay:
             interval_start_s=self.interval_start[:n],
             interval_end_s=self.interval_end[:n],
         )
+
+
+def _index_dtype(largest: int) -> type:
+    """int32 if it holds ``largest`` (half the memory per send), else int64."""
+    return np.int32 if largest < np.iinfo(np.int32).max else np.int64
 
 
 def _counts(values: IntArray) -> tuple[IntArray, IntArray]:
