@@ -552,12 +552,19 @@ def connection_next(schedule: Schedule) -> IntArray:
     following = np.full(n, -1, np.int64)
     if n < 2:
         return following
-    n_dev = len(schedule.devices)
-    key = schedule.op_src * n_dev + schedule.op_dst
-    if schedule.channels.any():  # else every send is on channel 0: the key needs no channel term
+    n_dev, n_channels = len(schedule.devices), int(schedule.channels.max()) + 1
+    # int32 keys when every connection number fits: half the memory, and sorted faster
+    key_type = np.int32 if n_channels * n_dev * n_dev < np.iinfo(np.int32).max else np.int64
+    key: NDArray[np.signedinteger[Any]] = schedule.op_src.astype(key_type)
+    key *= n_dev
+    key += schedule.op_dst
+    if n_channels > 1:  # else every send is on channel 0: the key needs no channel term
         key += schedule.channels * (n_dev * n_dev)
     order = np.argsort(key, kind="stable")  # by connection, then op order
-    same = key[order][1:] == key[order][:-1]
+    sorted_key = key[order]
+    del key
+    same = sorted_key[1:] == sorted_key[:-1]
+    del sorted_key
     following[order[:-1][same]] = order[1:][same]
     return following
 

@@ -291,7 +291,8 @@ class _Replay:
         if following.size:
             nxt = np.concatenate([nxt, following])
         if nxt.size:
-            np.subtract.at(self.waiting, nxt, 1)
+            # the 1 in the counts' own type: an int32 array with a Python int takes numpy's slow path
+            np.subtract.at(self.waiting, nxt, self.waiting.dtype.type(1))
             ready = sorted_unique(nxt[self.waiting[nxt] == 0])
             if ready.size:
                 self._start(ready.astype(np.int64))
