@@ -390,8 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     names = [args.only] if args.only else list(CASES) + (list(SCALE_CASES) if args.scale else [])
     outcomes = [run_case(name, args.quick, args.memory_limit) for name in names]
     results = [r for r in outcomes if isinstance(r, CaseResult)]
-    print(table(results))
-    print()
+    if results:
+        print(table(results))
+        print()
     for r in results:
         print(f"  {r.label}: {r.description}, {r.repeats} run(s), simulated makespan {r.makespan_s:.6g} s")
     print()

@@ -200,6 +200,9 @@ class ScheduleBuilder:
     # key is in _stale misses pairs added by such calls and is rebuilt before its next use
     _pair_dict: dict[tuple[str, ...] | None, dict[int, int]] = field(default_factory=dict, init=False)
     _stale: set[tuple[str, ...] | None] = field(default_factory=set, init=False)
+    # sends added one at a time (``send``), as Python rows, until the next block or ``build``
+    _rows: list[tuple[int, int, int, bool, int, int, int]] = field(default_factory=list, init=False)
+    _row_deps: list[list[int]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self.ranks = tuple(self.ranks)
@@ -252,19 +255,61 @@ class ScheduleBuilder:
         step: int = 0,
         channel: int = 0,
     ) -> int:
-        """Add one send and return its op id (``channel``: see :meth:`sends`)."""
-        ids = self.sends(
-            [src],
-            [dst],
-            [chunk],
-            reduce=reduce,
-            deps=[list(deps)],
-            kinds=kinds,
-            via=[via] if via is not None else None,
-            step=step,
-            channel=channel,
-        )
-        return int(ids[0])
+        """Add one send and return its op id (``channel``: see :meth:`sends`).
+
+        Same checks, path indices and stored columns as a one-send call of
+        :meth:`sends`, without building numpy arrays for one row: planners
+        that add sends one by one (parameter servers, trees, ``direct``)
+        spend their time here.
+        """
+        s, d = self.device_index(str(src)), self.device_index(str(dst))
+        if s == d:
+            raise ScheduleError(f"send from {self._device_names()[s]!r} to itself")
+        chunk_id, flag = int(np.int64(chunk)), bool(reduce)
+        path = self._one_path_index(s, d, kinds, via)
+        step_id, channel_id = int(np.int64(step)), int(np.int64(channel))
+        if channel_id < 0:
+            raise ScheduleError(f"channel {channel_id} is negative; channels are 0, 1, ...")
+        if chunk_id < 0 or chunk_id >= len(self._chunks):
+            raise ScheduleError(f"sends name a chunk outside 0..{len(self._chunks) - 1}")
+        op = self._n_ops
+        dep_list: list[int] = np.asarray(list(deps), dtype=np.int64).tolist()
+        for dep in dep_list:
+            if dep < 0 or dep >= op:
+                raise ScheduleError(f"op {op} depends on op {dep}, not added before it")
+        self._rows.append((s, d, chunk_id, flag, path, step_id, channel_id))
+        self._row_deps.append(dep_list)
+        self._n_ops += 1
+        return op
+
+    def _one_path_index(
+        self, src: int, dst: int, kinds: Sequence[str] | None, via: Sequence[str] | None
+    ) -> int:
+        """Path index of one send, registered as :meth:`_path_indices` would for a one-send block."""
+        if via is not None:
+            names = self._device_names()
+            return self.path(names[src], names[dst], kinds, via)
+        key = tuple(kinds) if kinds is not None else None
+        pairs = self._pair_dict.setdefault(key, {})
+        code = (src << 32) | dst
+        if code not in pairs:
+            names = self._device_names()
+            pairs[code] = self.path(names[src], names[dst], list(key) if key is not None else None)
+            self._stale.add(key)
+        return pairs[code]
+
+    def _flush_rows(self) -> None:
+        """Turn the sends added one at a time into a block of columns, in op order."""
+        if not self._rows:
+            return
+        columns = list(zip(*self._rows))
+        cols = tuple(np.array(column, dtype=bool if i == 3 else np.int64) for i, column in enumerate(columns))
+        lengths = np.fromiter((len(r) for r in self._row_deps), np.int64, len(self._row_deps))
+        flat = np.fromiter((x for r in self._row_deps for x in r), np.int64, int(lengths.sum()))
+        self._cols.append(cols)
+        self._deps.append((lengths, flat))
+        self._rows.clear()
+        self._row_deps.clear()
 
     def sends(
         self,
@@ -309,7 +354,9 @@ class ScheduleBuilder:
         if cols[2].size and (cols[2].min() < 0 or cols[2].max() >= len(self._chunks)):
             raise ScheduleError(f"sends name a chunk outside 0..{len(self._chunks) - 1}")
         first = self._n_ops
-        self._deps.append(self._dep_rows(deps, count, first))
+        dep_block = self._dep_rows(deps, count, first)
+        self._flush_rows()  # blocks stay in op order
+        self._deps.append(dep_block)
         self._cols.append(cols)
         self._n_ops += count
         return np.arange(first, first + count, dtype=np.int64)
@@ -453,6 +500,8 @@ class ScheduleBuilder:
         # One block of sends (a planner that adds all its sends at once) is
         # used as is, without a copy: the builder never writes to its blocks,
         # and schedules already share arrays (see dataclasses.replace).
+        self._flush_rows()
+
         def joined(parts: list[NDArray[Any]], dtype: type = np.int64) -> NDArray[Any]:
             if len(parts) == 1:
                 return parts[0]
