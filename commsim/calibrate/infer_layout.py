@@ -36,7 +36,7 @@ def conflict(name: str, option: str, value: object, log_fact: Fact | None, warni
 
 def infer_ranks(log: NcclTestsLog, gpus: int | None, warnings: list[str]) -> Fact:
     """The rank count: ``--gpus``, else what the parser found (with every source's word)."""
-    evidence = tuple(getattr(log, "rank_evidence", ()) or ()) or (Evidence(log.n_ranks, "device list"),)
+    evidence = log.rank_evidence or (Evidence(log.n_ranks, "device list"),)
     from_log = Fact("ranks", log.n_ranks, evidence, option="--gpus")
     if gpus is None:
         return from_log
@@ -60,9 +60,8 @@ class Layout:
 
 
 def _placement(log: NcclTestsLog) -> dict[str, tuple[int, ...]]:
-    placement = getattr(log, "placement", None)
-    if placement:
-        return {host: tuple(devices) for host, devices in placement.items()}
+    if log.placement:
+        return dict(log.placement)
     found: dict[str, list[int]] = {}
     for device in log.devices:
         found.setdefault(device.host, []).append(device.device)

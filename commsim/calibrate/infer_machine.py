@@ -67,8 +67,8 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[GpuSpec, Fact]:
             log.source,
         )
     device = next(d for d in log.devices if d.model == printed)
-    seen = Evidence.at(printed, f"device list (rank {device.rank})", getattr(device, "line", None), None)
-    match = find_gpu(printed, getattr(device, "pci_id", None))
+    seen = Evidence.at(printed, f"device list (rank {device.rank})", device.line, None)
+    match = find_gpu(printed)
     if match.spec is not None and not match.generic:
         return match.spec, Fact("gpu", match.spec.name, (seen,), option="--gpu", note=match.why)
     if match.generic:

@@ -16,10 +16,11 @@ pages); GCP TCPXO 8 x 200 Gb/s (a3-megagpu-8g), TCPX 4 x 200 Gb/s
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, given
+from commsim.calibrate.settings import RunSettings
+from commsim.hardware import GpuSpec
 
 __all__ = [
     "ALGO_NAMES",
@@ -55,17 +56,16 @@ _EFA_BY_ARCH = {
 _FIXED = {"tcpxo": ("tcpxo_200g", 8), "tcpx": ("tcpx_200g", 4), "socket": ("tcp_100g", 1)}
 
 
-def setting(settings: Any, name: str) -> Evidence | None:
+def setting(settings: RunSettings, name: str) -> Evidence | None:
     """The log's evidence for one forced ``NCCL_*`` variable, or None."""
-    env = getattr(settings, "env", None) or {}
-    return env.get(name)
+    return settings.env.get(name)
 
 
 def _value(evidence: Evidence | None) -> str | None:
     return None if evidence is None else str(evidence.value).strip()
 
 
-def _transport_from_env(settings: Any) -> Evidence | None:
+def _transport_from_env(settings: RunSettings) -> Evidence | None:
     ib_disable, net = setting(settings, "NCCL_IB_DISABLE"), setting(settings, "NCCL_NET")
     if _value(ib_disable) == "1":
         return Evidence("socket", f"NCCL_IB_DISABLE=1 ({ib_disable.describe()})")  # type: ignore[union-attr]
@@ -91,7 +91,7 @@ def _kind_for(transport: str, arch: str) -> tuple[str, int | None]:
 
 
 def infer_network(
-    settings: Any, option_nic: str | None, arch: str, nvlink_board: bool
+    settings: RunSettings, option_nic: str | None, arch: str, nvlink_board: bool
 ) -> tuple[Fact, int | None]:
     """The network link kind between hosts, and the transport's usual NICs per host (None: one per GPU).
 
@@ -108,7 +108,7 @@ def infer_network(
             valid = sorted(k for k, v in LINK_KINDS.items() if v.family in ("infiniband", "ethernet"))
             raise InferenceError(f"--nic {option_nic!r} is no network link kind; valid: {', '.join(valid)}")
         return given("network", option_nic, "--nic"), None
-    seen = _transport_from_env(settings) or getattr(settings, "network", None)
+    seen = _transport_from_env(settings) or settings.network
     if seen is not None:
         transport = str(seen.value)
         name, per_host = _kind_for(transport, arch)
@@ -120,13 +120,15 @@ def infer_network(
     return Fact("network", name, (), assumed=True, option="--nic", note=note), per_host
 
 
-def infer_nics(settings: Any, option: int | None, per_host_default: int | None, host_gpus: int) -> Fact:
+def infer_nics(
+    settings: RunSettings, option: int | None, per_host_default: int | None, host_gpus: int
+) -> Fact:
     """NICs per host that join the network."""
     if option is not None:
         if option < 1:
             raise InferenceError(f"--nics-per-node must be at least 1, not {option}")
         return given("nics_per_node", option, "--nics-per-node")
-    listed = getattr(settings, "nics", None)
+    listed = settings.nics
     if listed is not None:
         return Fact(
             "nics_per_node",
@@ -141,10 +143,10 @@ def infer_nics(settings: Any, option: int | None, per_host_default: int | None, 
 
 
 def infer_p2p(
-    settings: Any,
+    settings: RunSettings,
     option: bool | None,
     raw: str,
-    spec: Any,
+    spec: GpuSpec | None,
     has_fabric: bool,
     topology_p2p: bool | None = None,
 ) -> Fact:
@@ -173,25 +175,24 @@ def infer_p2p(
     if topology_p2p is not None:
         evidence = (Evidence(topology_p2p, "the topology given with --topology"),)
         return Fact("p2p", topology_p2p, evidence, option="--p2p/--no-p2p")
-    default = bool(getattr(spec, "p2p_default", True)) if spec is not None else True
+    default = bool(spec.p2p_default) if spec is not None else True
     if has_fabric:
         return Fact("p2p", True, (), note="GPUs of a host talk over their NVLink/xGMI fabric")
-    note = (
-        f"{getattr(spec, 'name', 'this GPU')} with a stock driver: peer-to-peer {'on' if default else 'off'}"
-    )
+    name = spec.name if spec is not None else "this GPU"
+    note = f"{name} with a stock driver: peer-to-peer {'on' if default else 'off'}"
     return Fact("p2p", default, (), assumed=True, option="--p2p/--no-p2p", note=note)
 
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
 
-def infer_version(settings: Any, option: str | None, log_version: str | None) -> Fact:
+def infer_version(settings: RunSettings, option: str | None, log_version: str | None) -> Fact:
     """The NCCL version the prediction follows."""
     if option is not None:
         if not _VERSION.match(option):
             raise InferenceError(f"--nccl-version {option!r} should look like 2.21 or 2.26.2")
         return given("nccl_version", option, "--nccl-version")
-    seen = getattr(settings, "version", None)
+    seen = settings.version
     if seen is not None:
         return Fact("nccl_version", str(seen.value), (seen,), option="--nccl-version")
     if log_version:
@@ -238,7 +239,9 @@ def _names(value: str, table: dict[str, str]) -> tuple[set[str], bool]:
 
 
 def forced_choices(
-    settings: Any, options_algorithms: tuple[str, ...] | None, options_protocols: tuple[str, ...] | None
+    settings: RunSettings,
+    options_algorithms: tuple[str, ...] | None,
+    options_protocols: tuple[str, ...] | None,
 ) -> tuple[dict[str, Fact], tuple[str, ...] | None, tuple[str, ...] | None, list[str]]:
     """Forced algorithms and protocols: options, else NCCL_ALGO / NCCL_PROTO / NCCL_TREE_THRESHOLD / NVLS."""
     facts: dict[str, Fact] = {}
@@ -299,7 +302,7 @@ def forced_choices(
     return facts, algorithms, protocols, _unmodelled(settings)
 
 
-def _unmodelled(settings: Any) -> list[str]:
+def _unmodelled(settings: RunSettings) -> list[str]:
     out = []
     for name in ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_COLLNET_ENABLE"):
         seen = setting(settings, name)

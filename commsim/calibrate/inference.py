@@ -36,6 +36,7 @@ from commsim.calibrate.infer_settings import (
 )
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.errors import TopologyError
+from commsim.hardware import GpuSpec
 from commsim.topology.model import Topology
 
 __all__ = ["InferenceError", "RunInference", "RunOptions", "infer_run", "replace_p2p"]
@@ -148,7 +149,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     """
     options = options or RunOptions()
     warnings: list[str] = []
-    settings = getattr(log, "settings", None)
+    settings = log.settings
     facts: dict[str, Fact] = {"ranks": infer_ranks(log, options.gpus, warnings)}
     ranks = int(facts["ranks"].value)
     spec, box_source = _gpu_or_topology(log, raw, options, facts)
@@ -172,7 +173,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     boxes = hosts if board is None or board.cls != "nvl72" else -(-ranks // NVL72_DOMAIN)
     nic, nics = None, 0
     if boxes > 1:
-        arch = str(getattr(spec, "arch", "unknown"))
+        arch = spec.arch if spec is not None else "unknown"
         network, per_host = infer_network(settings, options.nic, arch, _has_fabric(spec, board))
         box_gpus = board.gpus if board is not None else per_node
         host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
@@ -206,7 +207,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
 
 def _gpu_or_topology(
     log: NcclTestsLog, raw: str, options: RunOptions, facts: dict[str, Fact]
-) -> tuple[Any, Topology | None]:
+) -> tuple[GpuSpec | None, Topology | None]:
     """The GPU's catalogue entry (None when a given topology stands alone) and a given host topology."""
     if options.topology is not None:
         facts["board"] = given("board", options.topology.name, "--topology", options.topology.description)
@@ -228,14 +229,14 @@ def _gpu_or_topology(
     return spec, None
 
 
-def _host_gpus(spec: Any, box_source: Topology | None) -> int | None:
+def _host_gpus(spec: GpuSpec | None, box_source: Topology | None) -> int | None:
     """GPUs per host of the given topology (per box of a cluster), else of the GPU's usual board."""
     if box_source is not None:
         return max(len(gpus) for gpus in box_source.boxes.values())
     return host_gpus(spec) if spec is not None else None
 
 
-def _optional_gpu(log: NcclTestsLog, options: RunOptions) -> Any:
+def _optional_gpu(log: NcclTestsLog, options: RunOptions) -> GpuSpec | None:
     try:
         spec, _ = _infer_gpu(log, options.gpu)
     except InferenceError:
@@ -251,7 +252,7 @@ def _gpus_per_thread(log: NcclTestsLog) -> int:
 
 def _launch(log: NcclTestsLog) -> Fact:
     threads = _gpus_per_thread(log)
-    mode = getattr(log, "launch", None) or ("threads" if threads > 1 else "processes")
+    mode = log.launch if log.launch != "unknown" else ("threads" if threads > 1 else "processes")
     evidence = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
     return Fact(
         "launch",
@@ -262,15 +263,18 @@ def _launch(log: NcclTestsLog) -> Fact:
     )
 
 
-def _board(spec: Any, box_source: Topology | None, layout: Layout, facts: dict[str, Fact]) -> Board | None:
+def _board(
+    spec: GpuSpec | None, box_source: Topology | None, layout: Layout, facts: dict[str, Fact]
+) -> Board | None:
     if box_source is not None:
         return None
+    assert spec is not None, "without a given topology the GPU is known (infer_gpu raises otherwise)"
     board = board_for(spec, int(layout.per_node.value), layout.devices)
     facts["board"] = board.fact
     return board
 
 
-def _one_rank_facts(spec: Any, facts: dict[str, Fact]) -> None:
+def _one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
     """One rank copies locally: the board does not matter, the GPU's memory bandwidth does."""
     if "board" in facts and facts["board"].assumed:
         board = facts["board"]
@@ -282,7 +286,7 @@ def _one_rank_facts(spec: Any, facts: dict[str, Fact]) -> None:
             board.option,
             "one rank: no GPU-to-GPU or network link is used",
         )
-    memory = getattr(spec, "memory_Bps", None) if spec is not None else None
+    memory = spec.memory_Bps if spec is not None else None
     if memory:
         facts["memory_bandwidth"] = Fact(
             "memory_bandwidth", f"{memory / 1e12:.4g} TB/s", (Evidence(memory, "GPU catalogue (datasheet)"),)
@@ -298,16 +302,21 @@ def _one_rank_facts(spec: Any, facts: dict[str, Fact]) -> None:
         )
 
 
-def _has_fabric(spec: Any, board: Board | None) -> bool:
-    return board is not None and board.cls not in ("pcie",) and getattr(spec, "fabric", None) is not None
+def _has_fabric(spec: GpuSpec | None, board: Board | None) -> bool:
+    return board is not None and board.cls not in ("pcie",) and spec is not None and spec.fabric is not None
 
 
 def _box(
-    spec: Any, board: Board | None, given_box: Topology | None, p2p: bool, nics: int, nic: str | None
+    spec: GpuSpec | None,
+    board: Board | None,
+    given_box: Topology | None,
+    p2p: bool,
+    nics: int,
+    nic: str | None,
 ) -> Topology:
     if given_box is not None:
         return replace_p2p(given_box, p2p) if given_box.peer_to_peer != p2p else given_box
-    assert board is not None
+    assert board is not None and spec is not None, "a board is only chosen for a known GPU"
     return build_box(spec, board, p2p, nics, nic)
 
 

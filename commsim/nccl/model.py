@@ -286,7 +286,7 @@ def _memory_Bps(model: str | None) -> float:
     from commsim.hardware import find_gpu
 
     spec = find_gpu(model).spec if model else None
-    value = getattr(spec, "memory_Bps", None) if spec is not None else None
+    value = spec.memory_Bps if spec is not None else None
     return float(value) if value else 3.35e12
 
 
