@@ -19,9 +19,12 @@ __all__ = ["parse_overrides", "run_scenario", "select_ranks", "simulate"]
 
 
 def parse_overrides(
-    overrides: Mapping[str, Mapping[str, Any]],
+    overrides: Mapping[str, Mapping[str, Any]], *, require_unit: bool = False
 ) -> dict[str, tuple[float | None, float | None]]:
-    """``{kind: {bandwidth: "18 GB/s", latency: "0 s"}}`` to SI figures."""
+    """``{kind: {bandwidth: "18 GB/s", latency: "0 s"}}`` to SI figures.
+
+    ``require_unit`` refuses plain numbers (as a file's figures must be).
+    """
     parsed = {}
     for kind, figures in overrides.items():
         unknown = set(figures) - {"bandwidth", "latency"}
@@ -32,8 +35,8 @@ def parse_overrides(
         bandwidth = figures.get("bandwidth")
         latency = figures.get("latency")
         parsed[kind] = (
-            parse_bandwidth(bandwidth) if bandwidth is not None else None,
-            parse_time(latency) if latency is not None else None,
+            parse_bandwidth(bandwidth, require_unit=require_unit) if bandwidth is not None else None,
+            parse_time(latency, require_unit=require_unit) if latency is not None else None,
         )
     return parsed
 

@@ -19,6 +19,7 @@ from commsim.cli_plot import plot_app
 from commsim.cli_sweep import measure as measure_command
 from commsim.cli_sweep import sweep as sweep_command
 from commsim.errors import CommsimError
+from commsim.units import SIZE_HELP
 
 if TYPE_CHECKING:  # imported when used: `commsim --help` and `topo` need no engine
     from commsim.results import Result
@@ -71,7 +72,10 @@ def run(
     nic: Annotated[str | None, typer.Option(help="Network link kind of a cluster, e.g. ib_hdr.")] = None,
     algorithm: Annotated[list[str] | None, typer.Option(help="Algorithm name (repeatable).")] = None,
     collective: Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")] = "all_reduce",
-    size: Annotated[list[str] | None, typer.Option(help="Message size, e.g. '160 MB' (repeatable).")] = None,
+    size: Annotated[
+        list[str] | None,
+        typer.Option(help="Message size, e.g. '160 MB' or '1M' (repeatable; " + SIZE_HELP + ")."),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON records.")] = False,
     csv_out: Annotated[bool, typer.Option("--csv", help="Print CSV.")] = False,
     verify: Annotated[
@@ -221,7 +225,9 @@ app.command("calibrate")(calibrate)
 def recommend(
     topology: Annotated[str, typer.Option(help="Topology name, builder or YAML path.")],
     collective: Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")] = "all_reduce",
-    size: Annotated[str, typer.Option(help="Message size, e.g. '160 MB'.")] = "160 MB",
+    size: Annotated[
+        str, typer.Option(help="Message size, e.g. '160 MB' or '1M' (" + SIZE_HELP + ").")
+    ] = "160 MB",
     gpus: Annotated[int | None, typer.Option(help="GPU count for builders.")] = None,
     box: Annotated[str | None, typer.Option(help="Box of a cluster topology, e.g. dgx_a100.")] = None,
     nodes: Annotated[int | None, typer.Option(help="Boxes in a cluster topology.")] = None,

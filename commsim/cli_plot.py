@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from commsim.errors import CommsimError
+from commsim.units import SIZE_HELP
 
 if TYPE_CHECKING:
     from commsim.results import Result
@@ -38,7 +39,11 @@ Algorithms = Annotated[list[str] | None, typer.Option(help="Algorithm name (repe
 CollectiveName = Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")]
 Sizes = Annotated[
     list[str] | None,
-    typer.Option(help="Message size, e.g. '160 MB' (repeatable; with a scenario: show only these sizes)."),
+    typer.Option(
+        help="Message size, e.g. '160 MB' or '1M' (repeatable; with a scenario: show only these sizes; "
+        + SIZE_HELP
+        + ")."
+    ),
 ]
 Params = Annotated[list[str] | None, typer.Option(help="Algorithm parameter KEY=VALUE (repeatable).")]
 Select = Annotated[list[str] | None, typer.Option(help="Show only runs with this label (repeatable).")]
@@ -199,7 +204,10 @@ def busbw(
     algorithm: Algorithms = None,
     collective: CollectiveName = "all_reduce",
     sizes: Annotated[
-        str | None, typer.Option(help="Size range FIRST..LAST, doubling, e.g. 8B..1GiB (default).")
+        str | None,
+        typer.Option(
+            help="Size range FIRST..LAST, doubling, e.g. 8..1G (default 8B..1GiB; " + SIZE_HELP + ")."
+        ),
     ] = None,
     size: Sizes = None,
     param: Params = None,

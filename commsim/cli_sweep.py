@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from commsim.units import SIZE_HELP
+
 if TYPE_CHECKING:
     from commsim.sweep import SweepSummary
 
@@ -143,7 +145,7 @@ def measure(
         list[str] | None,
         typer.Option(help="Only this collective (repeatable; default: every one found)."),
     ] = None,
-    min_bytes: Annotated[str, typer.Option(help="Smallest size (nccl-tests -b).")] = "8",
+    min_bytes: Annotated[str, typer.Option(help="Smallest size (nccl-tests -b; " + SIZE_HELP + ").")] = "8",
     max_bytes: Annotated[str, typer.Option(help="Largest size (nccl-tests -e; 8G = 8 GiB).")] = "8G",
     factor: Annotated[int, typer.Option(min=2, help="Size step factor (nccl-tests -f).")] = 2,
     timeout: Annotated[float | None, typer.Option(help="Seconds allowed per run.")] = None,

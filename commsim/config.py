@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 import pydantic
 import yaml
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from commsim.algorithms import algorithm_names
 from commsim.api import parse_overrides
@@ -35,7 +35,8 @@ from commsim.topology.io import topology_from_data
 from commsim.topology.linkkinds import kinds_matching
 from commsim.topology.model import Topology
 from commsim.topology.resolve import resolve_reference
-from commsim.units import parse_size
+from commsim.topology.schema import from_file
+from commsim.units import SIZE_HELP, parse_size
 from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
@@ -56,17 +57,22 @@ def _check_size(value: str | float) -> str | float:
     return value
 
 
-SizeText = Annotated[str | float, AfterValidator(_check_size)]
-"""A size as written ("160 MB"), checked to be readable."""
+SizeText = Annotated[
+    str | float,
+    BeforeValidator(_check_size),
+    Field(description="a size: " + SIZE_HELP, examples=["160 MB", "1M", "1 GiB", 4096]),
+]
+"""A size as written ("160 MB", "1M"), checked to be readable (before pydantic turns ``true`` into 1.0)."""
 
 
-def _check_overrides(value: dict[str, dict[str, str | float]]) -> dict[str, dict[str, str | float]]:
-    parse_overrides(value)
-    kinds_matching(tuple(value))
-    return value
+def _check_overrides(value: Any, info: pydantic.ValidationInfo) -> Any:
+    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+        parse_overrides(value, require_unit=from_file(info))  # the figures as written: 16 is not 16.0
+        kinds_matching(tuple(value))
+    return value  # anything else: pydantic names the expected shape
 
 
-Overrides = Annotated[dict[str, dict[str, str | float]], AfterValidator(_check_overrides)]
+Overrides = Annotated[dict[str, dict[str, str | float]], BeforeValidator(_check_overrides)]
 """``{kind or family: {bandwidth: ..., latency: ...}}``, checked to be readable and to name known kinds."""
 
 
@@ -144,7 +150,7 @@ class LoadedScenario:
     scenario: Scenario
     topology: Topology
     collective: Collective
-    sizes_nbytes: list[float]
+    sizes_nbytes: list[int]
     source: str
 
 

@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from commsim.errors import CommsimError, ParseError
+from commsim.errors import CommsimError, ParseError, UnitError
+from commsim.units import parse_size
 
 __all__ = [
     "BINARIES",
@@ -51,6 +52,8 @@ TOPOLOGY_MATRIX = "nvidia-smi-topo.log"
 """File of the saved ``nvidia-smi topo -m`` and ``topo -p2p r`` output (not ``.txt``: no nccl-tests log)."""
 
 _HELP_TIMEOUT_S = 30.0
+_NCCL_TESTS_SIZE = re.compile(r"\d+[KMGkmg]?")
+"""What nccl-tests' ``parsesize`` reads as our :func:`parse_size` does (its suffixes are binary)."""
 _JSON_FLAG = re.compile(r"(^|[\s\[,])-J\b", re.MULTILINE)
 _GPU_LINE = re.compile(r"^GPU \d+: (.+?)(?: \(UUID: [^)]*\))?$")
 _BUILD_HINT = "build nccl-tests with: git clone https://github.com/NVIDIA/nccl-tests && make -C nccl-tests"
@@ -182,12 +185,38 @@ def nccl_tests_command(
 ) -> list[str]:
     """The nccl-tests command line: ``BINARY -b 8 -e 8G -f 2 -g GPUS [-J FILE]``.
 
-    Sizes are nccl-tests' own (``8G`` is 8 GiB).
+    Sizes are read by :func:`commsim.units.parse_size` (``8G`` is 8 GiB as in
+    nccl-tests, ``1 MB`` is 10**6 bytes) and passed on in nccl-tests' own
+    form: as typed when nccl-tests reads it the same way, else in bytes.
+
+    Raises
+    ------
+    MeasureError
+        If a size cannot be read, or the first is larger than the last.
     """
-    command = [str(binary), "-b", str(min_bytes), "-e", str(max_bytes), "-f", str(factor), "-g", str(gpus)]
+    first, last = nccl_tests_size(min_bytes, "--min-bytes"), nccl_tests_size(max_bytes, "--max-bytes")
+    if parse_size(first) > parse_size(last):
+        raise MeasureError(f"--min-bytes {min_bytes} is larger than --max-bytes {max_bytes}")
+    command = [str(binary), "-b", first, "-e", last, "-f", str(factor), "-g", str(gpus)]
     if json_path is not None:
         command += ["-J", str(json_path)]
     return command
+
+
+def nccl_tests_size(text: str | int, option: str = "size") -> str:
+    """``text`` as nccl-tests' ``-b``/``-e`` read it: ``"8G"`` stays, ``"1 MB"`` becomes ``"1000000"``.
+
+    Raises
+    ------
+    MeasureError
+        Naming ``option`` when ``text`` is not a size.
+    """
+    try:
+        nbytes = parse_size(text)
+    except UnitError as exc:
+        raise MeasureError(f"{option}: {exc}") from None
+    written = str(text).strip()
+    return written if _NCCL_TESTS_SIZE.fullmatch(written) else str(nbytes)
 
 
 def _check_driver(gpus: int, output_dir: Path, notes: list[str]) -> tuple[Path | None, str | None]:
@@ -262,7 +291,8 @@ def measure(
     collectives : sequence of str, optional
         Default: all of :data:`BINARIES` whose binary is found.
     min_bytes, max_bytes, factor
-        nccl-tests ``-b``, ``-e``, ``-f`` (binary suffixes: ``8G`` = 8 GiB).
+        nccl-tests ``-b``, ``-e``, ``-f``: sizes as :func:`commsim.units.parse_size`
+        reads them (``8G`` = 8 GiB as in nccl-tests, ``1 MB`` = 10**6 bytes).
     timeout_s : float, optional
         Per run.
     on_start : callable, optional
@@ -282,6 +312,7 @@ def measure(
     """
     if gpus < 1:
         raise MeasureError(f"--gpus must be at least 1, got {gpus}")
+    nccl_tests_command("check", gpus, min_bytes, max_bytes, factor)  # sizes refused before anything runs
     found, missing = find_binaries(build_dir, collectives or tuple(BINARIES))
     notes = _missing_text(missing)
     if not found:

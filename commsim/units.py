@@ -1,13 +1,23 @@
-"""Quantities with units: sizes, bandwidths and times as SI floats.
+"""Quantities with units: sizes, bandwidths and times as SI numbers.
 
-Inside commsim every quantity is a plain float in base SI units: bytes,
+Inside commsim every quantity is a plain number in base SI units: bytes,
 seconds, bytes per second. Names carry the unit (``nbytes``, ``latency_s``,
-``bandwidth_Bps``). This module reads the strings people write ("160 MB",
-"16 GB/s", "100 Gbit/s", "5 us") and writes them back for display.
+``bandwidth_Bps``). This module is the one place that reads the strings
+people write ("160 MB", "1M", "16 GB/s", "100 Gbit/s", "5 us") and writes
+them back for display.
 
-Decimal prefixes are decimal (1 GB = 1e9 B), as NCCL, nccl-tests' GB/s and
-the textbooks use them; binary prefixes (KiB, MiB, GiB, TiB) are accepted
-for sizes. Bits are written ``bit``/``b`` (lower-case b), bytes ``B``.
+Sizes follow the field's two habits, and say which by how they are written:
+
+* ``K``, ``M``, ``G``, ``T``, ``P`` alone are binary, as in nccl-tests'
+  ``-b 8 -e 1M`` (``1M`` = 2**20 bytes); lower-case ``k`` too;
+* ``KB``/``kB``, ``MB``, ``GB``, ``TB``, ``PB`` are decimal (``1 MB`` = 10**6 bytes);
+* ``KiB``, ``MiB``, ``GiB``, ``TiB``, ``PiB`` are binary;
+* bits are written ``bit`` (``8 Gbit`` = 10**9 bytes).
+
+A size is a whole number of bytes, at least 1 and at most
+:data:`MAX_SIZE_BYTES`. Bandwidths are decimal, as nccl-tests prints them
+(``GB/s`` = 10**9 B/s; ``GiB/s`` binary; ``Gbit/s``, ``Gb/s`` and ``Gbps``
+bits). Booleans are never quantities.
 """
 
 from __future__ import annotations
@@ -18,6 +28,11 @@ import re
 from commsim.errors import UnitError
 
 __all__ = [
+    "BANDWIDTH_FORMS",
+    "MAX_SIZE_BYTES",
+    "SIZE_FORMS",
+    "SIZE_HELP",
+    "TIME_FORMS",
     "format_bandwidth",
     "format_size",
     "format_time",
@@ -26,8 +41,13 @@ __all__ = [
     "parse_time",
 ]
 
+MAX_SIZE_BYTES = 2**50
+"""The largest size commsim accepts: 1 PiB (far above any one collective)."""
+
 _DECIMAL = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 _BINARY = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50}
+_BARE = {"k": 2**10, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
+"""nccl-tests' ``-b/-e`` suffixes: a prefix without a unit is binary."""
 _TIME = {
     "s": 1.0,
     "sec": 1.0,
@@ -45,7 +65,12 @@ _SIZE_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<uni
 _BW_RE = re.compile(_NUMBER + r"\s*(?P<prefix>Ki|Mi|Gi|Ti|Pi|[kKMGTP]?)(?P<unit>B|bit|b)(?:/s|ps)$")
 _TIME_RE = re.compile(_NUMBER + r"\s*(?P<unit>s|sec|ms|us|µs|μs|ns|ps|min)$")
 
-SIZE_FORMS = "a number of bytes with an optional unit, e.g. '160 MB', '1 GiB', '4096', '512 KiB', '8 Gbit'"
+SIZE_FORMS = (
+    "a whole number of bytes with an optional unit, e.g. '160 MB', '1M', '1 GiB', '4096', '8 Gbit' "
+    "(K/M/G/T alone are binary as in nccl-tests, KB/MB/GB decimal, KiB/MiB/GiB binary)"
+)
+SIZE_HELP = "K/M/G/T binary as in nccl-tests (1M = 1 MiB), KB/MB/GB decimal, KiB/MiB/GiB binary"
+"""One line for every ``--help`` that takes a size."""
 BANDWIDTH_FORMS = (
     "a rate with a unit per second, e.g. '16 GB/s', '25 GB/s', '128 Gbit/s', '300 Gbps', '900 MiB/s'"
 )
@@ -62,47 +87,68 @@ def _check_value(value: float, text: object, what: str, forms: str) -> float:
     return value
 
 
-def _number(value: object, what: str, forms: str) -> float | None:
-    """Return ``value`` as float when it is already a plain number."""
+def _number(value: object, what: str, forms: str, unit_example: str | None = None) -> float | None:
+    """Return ``value`` as float when it is already a plain number.
+
+    With ``unit_example`` a plain number is refused: the caller reads a file
+    where a number without a unit is ambiguous (``bandwidth: 16``).
+    """
     if isinstance(value, bool):
         raise UnitError(f"{what} {value!r} is a boolean; expected {forms}")
     if isinstance(value, (int, float)):
+        if unit_example is not None:
+            raise UnitError(f"{what} {value!r} has no unit; write it with one, e.g. {unit_example!r}")
         return _check_value(float(value), value, what, forms)
     if not isinstance(value, str):
         raise UnitError(f"{what} {value!r} is not a string or number; expected {forms}")
     return None
 
 
-def parse_size(value: str | float | int) -> float:
-    """Read a data size and return it in bytes.
+def _whole_bytes(nbytes: float, text: object) -> int:
+    if not math.isfinite(nbytes) or nbytes < 1:
+        raise UnitError(f"size {text!r} must be at least 1 byte; expected {SIZE_FORMS}")
+    if nbytes > MAX_SIZE_BYTES:
+        raise UnitError(f"size {text!r} is larger than the limit of 1 PiB ({MAX_SIZE_BYTES} bytes)")
+    whole = round(nbytes)
+    if abs(nbytes - whole) > 1e-12 * nbytes:  # "1.001 kB" is 1000.9999999999999 in binary floating point
+        raise UnitError(f"size {text!r} is {nbytes:g} bytes, not a whole number of bytes")
+    return int(whole)
+
+
+def parse_size(value: str | float | int) -> int:
+    """Read a data size and return it in whole bytes.
 
     Parameters
     ----------
     value : str or number
-        "160 MB" (decimal, 1.6e8 B), "1 GiB" (2**30 B), "8 Gbit" (1e9 B), or a
-        plain number of bytes. A bare lower-case "b" ("160 Mb") is refused as
-        ambiguous; bandwidths keep "Gbps" and "Gb/s".
+        "160 MB" (decimal, 1.6e8 B), "1M" (nccl-tests' binary suffix, 2**20
+        B), "1 GiB" (2**30 B), "8 Gbit" (1e9 B), or a plain number of bytes.
+        A bare lower-case "b" ("160 Mb") is refused as ambiguous; bandwidths
+        keep "Gbps" and "Gb/s".
 
     Returns
     -------
-    float
-        Bytes.
+    int
+        Bytes, between 1 and :data:`MAX_SIZE_BYTES`.
 
     Raises
     ------
     UnitError
-        If the string is not a size; the message lists the accepted forms.
+        If the value is not a size, is zero, negative, fractional or too
+        large; the message lists the accepted forms.
 
     Examples
     --------
     >>> parse_size("160 MB")
-    160000000.0
+    160000000
+    >>> parse_size("1M")
+    1048576
     >>> parse_size("1 KiB")
-    1024.0
+    1024
     """
     number = _number(value, "size", SIZE_FORMS)
     if number is not None:
-        return number
+        return _whole_bytes(number, value)
     assert isinstance(value, str)
     match = _SIZE_RE.match(value.strip())
     if match is None:
@@ -110,13 +156,18 @@ def parse_size(value: str | float | int) -> float:
         if re.match(_NUMBER + r"\s*[kKMGTP]?i?b$", value.strip()):
             hint = " (a lower-case 'b' is ambiguous in a size: write 'B' for bytes or 'bit' for bits)"
         raise UnitError(f"cannot read size {value!r}{hint}; expected {SIZE_FORMS}")
-    factor = _prefix_factor(match["prefix"])
-    if match["unit"] in ("bit", "b"):
-        factor /= 8.0
-    return _check_value(float(match["num"]) * factor, value, "size", SIZE_FORMS)
+    prefix, unit = match["prefix"], match["unit"]
+    if unit is None and prefix in _BARE:
+        factor = float(_BARE[prefix])
+    else:
+        factor = _prefix_factor(prefix) / (8.0 if unit == "bit" else 1.0)
+    nbytes = float(match["num"]) * factor
+    if not math.isfinite(nbytes) or nbytes < 0:
+        _check_value(nbytes, value, "size", SIZE_FORMS)
+    return _whole_bytes(nbytes, value)
 
 
-def parse_bandwidth(value: str | float | int) -> float:
+def parse_bandwidth(value: str | float | int, *, require_unit: bool = False) -> float:
     """Read a bandwidth and return it in bytes per second.
 
     Parameters
@@ -124,6 +175,8 @@ def parse_bandwidth(value: str | float | int) -> float:
     value : str or number
         "16 GB/s" (1.6e10 B/s), "100 Gbit/s" or "100 Gbps" (1.25e10 B/s),
         "900 MiB/s", or a plain number of bytes per second.
+    require_unit : bool
+        Refuse a plain number (files: ``bandwidth: 16`` is not 16 B/s).
 
     Returns
     -------
@@ -142,7 +195,7 @@ def parse_bandwidth(value: str | float | int) -> float:
     >>> parse_bandwidth("100 Gbit/s")
     12500000000.0
     """
-    number = _number(value, "bandwidth", BANDWIDTH_FORMS)
+    number = _number(value, "bandwidth", BANDWIDTH_FORMS, "16 GB/s" if require_unit else None)
     if number is not None:
         return number
     assert isinstance(value, str)
@@ -155,13 +208,15 @@ def parse_bandwidth(value: str | float | int) -> float:
     return _check_value(float(match["num"]) * factor, value, "bandwidth", BANDWIDTH_FORMS)
 
 
-def parse_time(value: str | float | int) -> float:
+def parse_time(value: str | float | int, *, require_unit: bool = False) -> float:
     """Read a duration and return it in seconds.
 
     Parameters
     ----------
     value : str or number
         "5 us", "1.5 ms", "200 ns", or a plain number of seconds.
+    require_unit : bool
+        Refuse a plain number (files: ``latency: 5`` is not five seconds).
 
     Returns
     -------
@@ -178,7 +233,7 @@ def parse_time(value: str | float | int) -> float:
     >>> parse_time("5 us")
     5e-06
     """
-    number = _number(value, "time", TIME_FORMS)
+    number = _number(value, "time", TIME_FORMS, "5 us" if require_unit else None)
     if number is not None:
         return number
     assert isinstance(value, str)

@@ -111,9 +111,13 @@ def load_yaml_model(model: type[Model], text: str, source: str, error: type[Comm
 def validate_with_lines(
     model: type[Model], data: Any, node: yaml.Node | None, source: str, error: type[CommsimError]
 ) -> Model:
-    """Validate already-parsed data, reporting errors with YAML positions."""
+    """Validate already-parsed data, reporting errors with YAML positions.
+
+    Validators see ``context={"file": source}``: figures read from a file
+    need their units (:func:`commsim.topology.schema.from_file`).
+    """
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context={"file": source})
     except pydantic.ValidationError as exc:
         raise error(validation_message(exc, node, source)) from None
     except CommsimError as exc:  # raised by validators that parse units

@@ -211,3 +211,31 @@ def test_command_line_and_json_detection(nccl_tests: Path, with_driver: Path) ->
     assert nccl_tests_command("x", 4, "1M", "1G", 4, "o.json")[-2:] == ["-J", "o.json"]
     assert supports_json(nccl_tests / "build" / "all_reduce_perf")
     assert not supports_json(nccl_tests / "build" / "broadcast_perf")
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "passed"),
+    [
+        ("1M", "8G", ["1M", "8G"]),  # nccl-tests' own form passes through
+        ("1 MB", "1 GiB", ["1000000", "1073741824"]),  # other forms become bytes, read as we read them
+        ("8", "64 KiB", ["8", "65536"]),
+    ],
+)
+def test_sizes_reach_nccl_tests_as_we_read_them(first: str, last: str, passed: list[str]) -> None:
+    """One size parser: '1 MB' is 10**6 bytes here and for nccl-tests (which would not read 'MB')."""
+    command = nccl_tests_command("x", 2, first, last)
+    assert [command[2], command[4]] == passed
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "message"),
+    [
+        ("0", "8G", "--min-bytes: size '0' must be at least 1 byte"),
+        ("8", "lots", "--max-bytes: cannot read size 'lots'"),
+        ("1G", "1M", "--min-bytes 1G is larger than --max-bytes 1M"),
+    ],
+)
+def test_bad_sizes_are_refused_before_running(tmp_path: Path, first: str, last: str, message: str) -> None:
+    with pytest.raises(MeasureError, match=message):
+        measure(tmp_path / "nowhere", 2, tmp_path / "logs", min_bytes=first, max_bytes=last)
+    assert not (tmp_path / "logs").exists()

@@ -724,3 +724,23 @@ def test_missing_file(tmp_path: Path) -> None:
     """A file that does not exist is a TopologyError naming it."""
     with pytest.raises(TopologyError, match=r"cannot read .*nothing\.yaml"):
         load_topology_file(tmp_path / "nothing.yaml")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "example"),
+    [("bandwidth", "16", "16 GB/s"), ("latency", "5", "5 us"), ("latency", "0", "5 us")],
+)
+def test_figures_in_a_file_need_units(field: str, value: str, example: str) -> None:
+    """``bandwidth: 16`` is not 16 B/s nor ``latency: 5`` five seconds: refused at the value's line."""
+    text = (
+        "name: t\n"
+        "devices:\n"
+        "  - {name: g0, kind: gpu}\n"
+        "  - {name: g1, kind: gpu}\n"
+        "links:\n"
+        f"  - {{between: [g0, g1], kind: nvlink2, {field}: {value}}}\n"
+    )
+    with pytest.raises(TopologyError) as info:
+        parse_topology(text, "t.yaml")
+    assert str(info.value).startswith("t.yaml:6:")
+    assert f"has no unit; write it with one, e.g. '{example}'" in str(info.value)

@@ -215,7 +215,7 @@ def test_overlap_is_never_slower(
         "random", tuple(Layer(f"l{i}", p + (1 if i == 0 else 0), f, b) for i, (p, f, b) in enumerate(layers))
     )
     timer = CollectiveTimer(get_topology("pcie_4gpu_switch"), algorithm)
-    cap = max(1.0, fraction * workload.nbytes)
+    cap = max(1, round(fraction * workload.nbytes))  # a size is whole bytes
     with_overlap = simulate_step(workload, timer, bucket_bytes=cap, overlap=True)
     without = simulate_step(workload, timer, bucket_bytes=cap, overlap=False)
     assert with_overlap.iteration_s <= without.iteration_s * (1 + 1e-12)

@@ -39,21 +39,66 @@ from commsim.units import (
         ("1.5e3 kB", 1.5e6),
         ("  40MB ", 4e7),
         ("16 bit", 2.0),
-        ("0 B", 0.0),
         (".5 GB", 5e8),
+        # nccl-tests' -b/-e suffixes: a prefix alone is binary
+        ("1K", 2**10),
+        ("1k", 2**10),
+        ("1M", 2**20),
+        ("64M", 64 * 2**20),
+        ("8G", 8 * 2**30),
+        ("2T", 2 * 2**40),
+        ("1 M", 2**20),
+        ("1.5K", 1536),
+        ("1 MB", 10**6),
+        ("1 MiB", 2**20),
     ],
 )
-def test_parse_size(text: str, nbytes: float) -> None:
-    """Decimal prefixes are powers of ten, binary ones powers of two, bits are 1/8 byte."""
-    assert parse_size(text) == pytest.approx(nbytes, rel=1e-12)
+def test_parse_size(text: str, nbytes: int) -> None:
+    """K/M/G/T alone are binary (nccl-tests), KB/MB/GB decimal, KiB/MiB/GiB binary, bits 1/8 byte."""
+    result = parse_size(text)
+    assert result == nbytes
+    assert isinstance(result, int)
 
 
-@pytest.mark.parametrize(("value", "expected"), [(7, 7.0), (2.5, 2.5), (0, 0.0)])
-def test_parse_size_accepts_plain_numbers(value: float, expected: float) -> None:
-    """A plain number is already bytes."""
+@pytest.mark.parametrize(("value", "expected"), [(7, 7), (4096.0, 4096), (1, 1)])
+def test_parse_size_accepts_plain_numbers(value: float, expected: int) -> None:
+    """A plain whole number is already bytes, returned as an int."""
     result = parse_size(value)
     assert result == expected
-    assert isinstance(result, float)
+    assert isinstance(result, int)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("0 B", "must be at least 1 byte"),
+        (0, "must be at least 1 byte"),
+        ("0.5 B", "must be at least 1 byte"),
+        ("1 bit", "must be at least 1 byte"),
+        (2.5, "is 2.5 bytes, not a whole number of bytes"),
+        ("1.0001 KB", "is 1000.1 bytes, not a whole number of bytes"),
+        ("2 PiB", "larger than the limit of 1 PiB"),
+        (2**51, "larger than the limit of 1 PiB"),
+    ],
+)
+def test_sizes_are_whole_positive_bytes(value: object, message: str) -> None:
+    """A size of 0 would print an infinite bus bandwidth; a fraction of a byte is not a message."""
+    with pytest.raises(UnitError, match=message):
+        parse_size(value)  # type: ignore[arg-type]
+
+
+def test_largest_size_is_accepted() -> None:
+    """The limit itself (1 PiB = 2**50 B, also written '1P') is a valid size."""
+    assert parse_size("1P") == parse_size("1 PiB") == 2**50
+
+
+@pytest.mark.parametrize(("parse", "example"), [(parse_bandwidth, "16 GB/s"), (parse_time, "5 us")])
+@pytest.mark.parametrize("bare", [16, 5.0, 0])
+def test_files_need_units_on_figures(parse, example: str, bare: float) -> None:  # type: ignore[no-untyped-def]
+    """``bandwidth: 16`` in a file is refused with an example (not read as 16 B/s)."""
+    with pytest.raises(UnitError, match=f"has no unit; write it with one, e.g. '{example}'"):
+        parse(bare, require_unit=True)
+    assert parse(bare) == bare  # the Python API keeps plain SI numbers
 
 
 # -- bandwidths ---------------------------------------------------------------
@@ -109,7 +154,7 @@ def test_parse_time(text: str, time_s: float) -> None:
 
 # -- malformed input ----------------------------------------------------------
 
-MALFORMED = ["12 parsecs", "", "-3 GB", "fast", True, None, "1e999 GB", "GB", "5 GB/s/s"]
+MALFORMED = ["12 parsecs", "", "-3 GB", "fast", True, None, "1e999 GB", "GB", "5 GB/s/s", "1 MM"]
 
 
 @pytest.mark.parametrize("bad", MALFORMED)
@@ -211,11 +256,10 @@ def test_format_time(time_s: float, text: str) -> None:
 _POSITIVE = st.floats(min_value=1e-12, max_value=1e18, allow_nan=False, allow_infinity=False)
 
 
-@given(_POSITIVE)
-def test_size_round_trip(nbytes: float) -> None:
-    """parse(format(x)) == x to the printed digits; exactly enough with 15 digits."""
-    assert parse_size(format_size(nbytes)) == pytest.approx(nbytes, rel=5e-4)
-    assert parse_size(format_size(nbytes, digits=15)) == pytest.approx(nbytes, rel=1e-13)
+@given(st.integers(min_value=1, max_value=2**50))
+def test_size_round_trip(nbytes: int) -> None:
+    """parse(format(x)) == x exactly with 16 digits (every size up to 1 PiB has at most 16)."""
+    assert parse_size(format_size(nbytes, digits=16)) == nbytes
 
 
 @given(_POSITIVE)

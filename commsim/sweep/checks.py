@@ -212,12 +212,12 @@ def _check_params(value: Any, parts: list[str], base_dir: Path) -> None:
 
 def _check_overrides(value: Any, parts: list[str], base_dir: Path) -> None:
     if len(parts) == 3:
-        (parse_bandwidth if parts[2] == "bandwidth" else parse_time)(value)
+        (parse_bandwidth if parts[2] == "bandwidth" else parse_time)(value, require_unit=True)
         return
     overrides = value if len(parts) == 1 else {parts[1]: value}
     if not isinstance(overrides, dict) or not all(isinstance(v, dict) for v in overrides.values()):
         raise ValueError("overrides are {KIND: {bandwidth: ..., latency: ...}}")
-    parse_overrides(overrides)
+    parse_overrides(overrides, require_unit=True)
     kinds_matching(tuple(overrides))
 
 

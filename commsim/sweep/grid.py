@@ -170,7 +170,7 @@ def scenario_key(scenario: dict[str, Any]) -> str:
         "topology": scenario["topology"],
         "algorithm": scenario["algorithm"],
         "collective": get_collective(scenario["collective"]).value,
-        "nbytes": parse_size(scenario["size"]),
+        "nbytes": float(parse_size(scenario["size"])),  # a float, as keys of earlier stores were
         "params": scenario.get("params") or {},
         "overrides": {kind: list(figures) for kind, figures in overrides.items()},
         "ranks": scenario.get("ranks"),

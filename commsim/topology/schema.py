@@ -27,6 +27,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    ValidationInfo,
     field_validator,
 )
 
@@ -35,18 +36,27 @@ from commsim.topology.linkkinds import LINK_KINDS, kinds_matching
 from commsim.topology.model import DEVICE_KINDS
 from commsim.units import format_bandwidth, format_time, parse_bandwidth, parse_time
 
-__all__ = ["Bandwidth", "DeviceSpec", "KindFigures", "LinkSpec", "Time", "TopologySpec"]
+__all__ = ["Bandwidth", "DeviceSpec", "KindFigures", "LinkSpec", "Time", "TopologySpec", "from_file"]
 
 
-def _bandwidth(value: Any) -> float:
-    bandwidth_Bps = parse_bandwidth(value)
+def from_file(info: ValidationInfo) -> bool:
+    """True when pydantic validates data read from a file (see :func:`commsim.yamlio.validate_with_lines`).
+
+    A file's figures need units (``bandwidth: 16`` is not 16 B/s); Python
+    callers may pass plain numbers in base SI units.
+    """
+    return bool(info.context and info.context.get("file"))
+
+
+def _bandwidth(value: Any, info: ValidationInfo) -> float:
+    bandwidth_Bps = parse_bandwidth(value, require_unit=from_file(info))
     if bandwidth_Bps <= 0:
         raise ValueError(f"bandwidth must be positive, got {value!r}")
     return bandwidth_Bps
 
 
-def _time(value: Any) -> float:
-    return parse_time(value)
+def _time(value: Any, info: ValidationInfo) -> float:
+    return parse_time(value, require_unit=from_file(info))
 
 
 def _exact(value: float, short: str, parse: Any, unit: str) -> str:
@@ -60,7 +70,11 @@ Bandwidth = Annotated[
     PlainSerializer(
         lambda v: _exact(v, format_bandwidth(v, digits=12), parse_bandwidth, "B/s"), return_type=str
     ),
-    Field(json_schema_extra={"examples": ["16 GB/s", "100 Gbit/s"]}),
+    Field(
+        description="a rate with its unit, decimal as nccl-tests prints it (1 GB/s = 10**9 B/s; "
+        "GiB/s binary; Gbit/s, Gbps in bits); a bare number is refused",
+        json_schema_extra={"examples": ["16 GB/s", "100 Gbit/s"]},
+    ),
 ]
 """A bandwidth read from "16 GB/s" and friends, stored in bytes per second."""
 
@@ -68,7 +82,10 @@ Time = Annotated[
     float,
     BeforeValidator(_time),
     PlainSerializer(lambda v: _exact(v, format_time(v, digits=12), parse_time, "s"), return_type=str),
-    Field(json_schema_extra={"examples": ["5 us", "0 s"]}),
+    Field(
+        description="a duration with its unit (s, ms, us, ns); a bare number is refused",
+        json_schema_extra={"examples": ["5 us", "0 s"]},
+    ),
 ]
 """A duration read from "5 us" and friends, stored in seconds."""
 

@@ -36,6 +36,7 @@ from commsim.config import AlgorithmEntry, Overrides, SizeText, build_scenario_t
 from commsim.errors import CommsimError, ScenarioError, known_name
 from commsim.topology.builders import BUILDERS
 from commsim.topology.model import Topology
+from commsim.topology.schema import from_file
 from commsim.training.buckets import check_bucket_bytes
 from commsim.training.errors import TrainingError
 from commsim.training.models import MODELS, SEQUENCE_MODELS, get_model
@@ -55,8 +56,8 @@ __all__ = [
 ]
 
 
-def _check_time(value: str | float) -> str | float:
-    parse_time(value)
+def _check_time(value: str | float, info: ValidationInfo) -> str | float:
+    parse_time(value, require_unit=from_file(info))
     return value
 
 
@@ -220,7 +221,7 @@ class LoadedTrainingScenario:
     workload : Workload
     machines : list of (int or None, Topology)
         One per node count (None when ``nodes`` is not given).
-    bucket_nbytes : list of float
+    bucket_nbytes : list of int
     optimizer_s : float
     source : str
     """
@@ -228,7 +229,7 @@ class LoadedTrainingScenario:
     scenario: TrainingScenario
     workload: Workload
     machines: list[tuple[int | None, Topology]]
-    bucket_nbytes: list[float]
+    bucket_nbytes: list[int]
     optimizer_s: float
     source: str
 
@@ -270,7 +271,7 @@ def _workload(scenario: TrainingScenario, node: yaml.Node | None, source: str) -
 
 
 def _check_steps(
-    scenario: TrainingScenario, workload: Workload, sizes: list[float], node: yaml.Node | None, source: str
+    scenario: TrainingScenario, workload: Workload, sizes: list[int], node: yaml.Node | None, source: str
 ) -> None:
     """The step-level errors, found before any simulation and reported with their line."""
     for i, nbytes in enumerate(sizes):
