@@ -125,42 +125,9 @@ class Validation:
         board, the network, peer-to-peer ...) is only assumed: a wrong
         assumption would blame the user's hardware for the tool's guess.
         """
-        large = [r for r in self.rows if r.nbytes >= BANDWIDTH_BOUND_BYTES] or self.rows[-3:]
-        # measured busbw / predicted busbw, as times (busbw is 0 for one rank: nothing crosses a bus)
-        ratio = statistics.median(r.predicted_time_s / r.measured_time_s for r in large)
-        overall = statistics.median(abs(r.error) for r in self.rows)
-        assumed = self.inference.assumed
-        if assumed:
-            names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
-            return (
-                f"cannot judge: the machine is partly assumed ({names}); measured busbw at large sizes is "
-                f"{ratio:.2f}x the model's for the assumed machine; give the options named to judge it"
-            )
-        miss = (
-            f"; the model misses this log by a median {overall:.0%} over all sizes, so treat the verdict "
-            "with care (docs/validation.md says where the model is weak)"
-            if overall > 0.25
-            else ""
-        )
-        if ratio > 1.25:
-            return (
-                f"{ratio:.1f}x faster than the model expects at large sizes: the model's figures for this "
-                "machine are too low (check the machine it used, or calibrate it with commsim calibrate)"
-                + miss
-            )
-        if ratio >= 0.8:
-            return "as expected for this machine" + miss
-        causes = [
-            "fewer NCCL channels than usual (NCCL_MAX_NCHANNELS, a busy GPU)",
-            "a link running below its rated speed (PCIe width/generation, a degraded NVLink)",
-            "peer-to-peer disabled (traffic through host memory)",
-            "a slower or shared network than assumed",
-        ]
-        return (
-            f"{1 / ratio:.1f}x below what this machine should reach at large sizes; likely causes: "
-            + "; ".join(causes)
-            + miss
-        )
+        from commsim.calibrate.verdict import verdict_text  # here: verdict imports this module
+
+        return verdict_text(self)
 
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object."""
