@@ -16,7 +16,6 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-import networkx as nx
 from pydantic import Field
 
 from commsim.algorithms.base import Algorithm, NotApplicableError, Params, Problem
@@ -94,6 +93,8 @@ def pack_spanning_trees(
 
 def _rooted(tree: list[Edge], nodes: Sequence[str], taken: set[str]) -> tuple[list[str], list[int]]:
     """Root the tree at its most central free node; return (devices, parents)."""
+    import networkx as nx  # only this planner needs it: kept off every command's start-up
+
     graph = nx.Graph(tree)
     eccentricity = nx.eccentricity(graph)
     root = min(nodes, key=lambda v: (v in taken, eccentricity[v], nodes.index(v)))

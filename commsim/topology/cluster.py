@@ -404,7 +404,7 @@ def nics_reaching(topology: Topology, gpus: Sequence[str]) -> list[str]:
     """
     nics = topology.devices_of_kind("nic")
     networked = [
-        n for n in nics if any(topology.device(m).kind == "switch" for m in topology.graph.successors(n))
+        n for n in nics if any(topology.device(m).kind == "switch" for m in topology.successors(n))
     ]
     candidates = networked or nics
     used: set[str] = set()

@@ -2,9 +2,12 @@
 
 A :class:`Topology` holds devices (GPUs, CPUs, PCIe switches, NVSwitches,
 NICs, network switches) and physical links. Every physical link becomes two
-directed edges of a :class:`networkx.DiGraph`, one per direction, each a
-capacity of its own (full duplex). Links bonded between the same two devices
-(``NV2``) add up into one edge per direction with ``count`` links.
+directed links, one per direction, each a capacity of its own (full
+duplex). Links bonded between the same two devices (``NV2``) add up into one
+link per direction with ``count`` links. The adjacency is kept in plain
+dicts; :attr:`Topology.graph` builds the same machine as a
+:class:`networkx.DiGraph` on first use (networkx is not imported before:
+it is a tenth of a second of every command's start-up).
 """
 
 from __future__ import annotations
@@ -12,14 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.linkkinds import LINK_KINDS, get_link_kind, kinds_matching
 from commsim.topology.routing import shortest_paths
 from commsim.units import format_bandwidth
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["DEVICE_KINDS", "MULTIPATH_POLICIES", "Device", "Link", "PhysicalLink", "Topology", "flow_hash"]
 
@@ -196,9 +200,9 @@ class Topology:
         self.kind_overrides = dict(self.kind_overrides)
         self._device_by_name = _index_devices(self.devices, self.name)
         self.links: list[Link] = []
-        self.graph = nx.DiGraph(name=self.name)
-        for device in self.devices:
-            self.graph.add_node(device.name, device=device)
+        # successors and predecessors of every device: {device: {neighbour: link index}}
+        self._succ: dict[str, dict[str, int]] = {d.name: {} for d in self.devices}
+        self._pred: dict[str, dict[str, int]] = {d.name: {} for d in self.devices}
         for physical in self.physical_links:
             self._add_physical(physical)
         self._kind_of = {d.name: d.kind for d in self.devices}
@@ -230,7 +234,7 @@ class Topology:
                 latency_s=latency_s,
             )
             self.links.append(link)
-            self.graph.add_edge(src, dst, link=link.index)
+            self._succ[src][dst] = self._pred[dst][src] = link.index
 
     def _figures(self, physical: PhysicalLink) -> tuple[float, float]:
         kind = LINK_KINDS[physical.kind]
@@ -251,7 +255,11 @@ class Topology:
         gpus = self.gpus
         if not gpus:
             raise TopologyError(f"topology {self.name!r} has no GPU")
-        reachable = nx.descendants(self.graph, gpus[0]) | {gpus[0]}
+        reachable = {gpus[0]}
+        frontier = [gpus[0]]
+        while frontier:
+            frontier = [n for node in frontier for n in self._succ[node] if n not in reachable]
+            reachable.update(frontier)
         missing = [g for g in gpus if g not in reachable]
         if missing:
             raise TopologyError(
@@ -260,6 +268,29 @@ class Topology:
             )
 
     # -- queries --------------------------------------------------------
+    @cached_property
+    def graph(self) -> nx.DiGraph:
+        """The machine as a :class:`networkx.DiGraph`: nodes carry ``device``, edges ``link`` (index).
+
+        Built on first use; the topology itself does not need networkx.
+        """
+        import networkx as nx
+
+        graph = nx.DiGraph(name=self.name)
+        for device in self.devices:
+            graph.add_node(device.name, device=device)
+        for link in self.links:
+            graph.add_edge(link.src, link.dst, link=link.index)
+        return graph
+
+    def successors(self, name: str) -> list[str]:
+        """Devices that ``name`` has a link to, in the order the links were declared."""
+        return list(self._succ[name])
+
+    def has_link(self, src: str, dst: str) -> bool:
+        """Whether a directed link ``src -> dst`` exists."""
+        return dst in self._succ.get(src, {})
+
     @cached_property
     def gpus(self) -> list[str]:
         """GPU names in rank order."""
@@ -290,12 +321,12 @@ class Topology:
         TopologyError
             If the two devices are not directly linked.
         """
-        data = self.graph.get_edge_data(src, dst)
-        if data is None:
+        index = self._succ.get(src, {}).get(dst)
+        if index is None:
             self.device(src)
             self.device(dst)
             raise TopologyError(f"topology {self.name!r} has no link {src}->{dst}")
-        return self.links[data["link"]]
+        return self.links[index]
 
     def links_between(self, nodes: Sequence[str]) -> tuple[int, ...]:
         """Link indices of an explicit path given as device names."""
@@ -380,9 +411,9 @@ class Topology:
             return kinds_of[node] in FORWARDING_KINDS
 
         def edge_ok(a: str, b: str) -> bool:
-            return allowed is None or self.links[self.graph._succ[a][b]["link"]].kind in allowed
+            return allowed is None or self.links[self._succ[a][b]].kind in allowed
 
-        paths = shortest_paths(self.graph._succ, self.graph._pred, src, dst, middle, edge_ok)
+        paths = shortest_paths(self._succ, self._pred, src, dst, middle, edge_ok)
         if not paths:
             over = (
                 "any link (routes may pass switches, CPUs and NICs, never another GPU)"
