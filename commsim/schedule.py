@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from commsim.collectives import Collective
 from commsim.errors import ScheduleError
 
-__all__ = ["PathSpec", "Schedule", "ScheduleBuilder", "connection_next", "default_offsets"]
+__all__ = ["PathSpec", "Schedule", "ScheduleBuilder", "connection_next", "default_offsets", "routed_pairs"]
 
 IntArray = NDArray[np.int64]
 
@@ -186,6 +186,7 @@ class ScheduleBuilder:
     ranks: Sequence[str]
     root: int | None = None
     _devices: dict[str, int] = field(default_factory=dict, init=False)
+    _names: list[str] = field(default_factory=list, init=False)  # the keys of _devices, in order
     _chunks: list[tuple[float, int, int]] = field(default_factory=list, init=False)
     _offsets: list[float] = field(default_factory=list, init=False)
     _paths: dict[PathSpec, int] = field(default_factory=dict, init=False)
@@ -216,7 +217,11 @@ class ScheduleBuilder:
 
     def device_index(self, device: str) -> int:
         """Index of a device, adding it if new."""
-        return self._devices.setdefault(device, len(self._devices))
+        index = self._devices.get(device)
+        if index is None:
+            index = self._devices[device] = len(self._names)
+            self._names.append(device)
+        return index
 
     def chunk(self, nbytes: float, owner: int = -1, target: int = -1, offset: float | None = None) -> int:
         """Add a chunk of ``nbytes`` (owned by rank ``owner``) and return its id.
@@ -362,7 +367,7 @@ class ScheduleBuilder:
         return np.arange(first, first + count, dtype=np.int64)
 
     def _device_names(self) -> list[str]:
-        return list(self._devices)
+        return self._names
 
     def _indices(self, devices: Sequence[str] | IntArray) -> IntArray:
         if isinstance(devices, np.ndarray) and devices.dtype.kind in "iu":
@@ -616,6 +621,15 @@ def connection_next(schedule: Schedule) -> IntArray:
     del sorted_key
     following[order[:-1][same]] = order[1:][same]
     return following
+
+
+def routed_pairs(schedule: Schedule) -> dict[tuple[str, ...] | None, list[tuple[str, str]]]:
+    """The (src, dst) pairs of the schedule's routed path specs, per allowed-kinds key."""
+    by_kinds: dict[tuple[str, ...] | None, list[tuple[str, str]]] = {}
+    for spec in schedule.paths:
+        if spec.via is None:
+            by_kinds.setdefault(spec.kinds, []).append((spec.src, spec.dst))
+    return by_kinds
 
 
 def _column(value: ArrayLike, count: int, dtype: type) -> NDArray[Any]:

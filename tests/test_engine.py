@@ -487,3 +487,37 @@ def test_sharing_policy_is_replaceable() -> None:
     builder.send("gpu0", "gpu1", big, channel=1)
     record = replay(builder.build(), topology, sharing=OneEach())
     assert record.op_end_s.tolist() == pytest.approx([50.0, 100.0], rel=REL)
+
+
+# -- routes found for many destinations at once ----------------------------------------------
+
+
+@pytest.mark.parametrize("kinds", [None, ("nvlink",), ("pcie",)])
+def test_routes_found_in_bulk_are_the_pairwise_routes(kinds: tuple[str, ...] | None) -> None:
+    """One search per source (``prefetch_routes``) picks exactly the routes of the pair search.
+
+    On a 2:1 fat tree of four DGX A100 boxes, for every pair of devices (GPUs,
+    NICs, switches, CPUs): the same tuple of routes, or the same refusal.
+    The pair search is the reference (bidirectional search, then widest
+    bottleneck, then the endpoints' own NICs, sorted).
+    """
+    from commsim.topology import get_topology
+
+    bulk = get_topology(
+        "cluster", box="dgx_a100", nodes=4, nic="ib_hdr", fabric="fat_tree", oversubscription=2.0
+    )
+    pairwise = bulk.with_multipath("spray")  # the same machine with an empty route cache
+    names = [d.name for d in bulk.devices]
+    pairs = [(a, b) for a in names for b in names if a != b]
+    bulk.prefetch_routes(pairs, kinds)
+    assert len(bulk._route_cache) > (len(pairs) // 2 if kinds is None else 0)  # found in bulk
+    for a, b in pairs:
+        try:
+            expected: object = pairwise.routes(a, b, kinds)
+        except TopologyError as exc:
+            expected = str(exc)
+        try:
+            got: object = bulk.routes(a, b, kinds)
+        except TopologyError as exc:
+            got = str(exc)
+        assert got == expected, (a, b)

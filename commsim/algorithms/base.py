@@ -11,7 +11,7 @@ import pydantic
 
 from commsim.collectives import Collective
 from commsim.errors import AlgorithmError, TopologyError
-from commsim.schedule import Schedule
+from commsim.schedule import Schedule, routed_pairs
 from commsim.topology.model import Topology
 
 __all__ = ["Algorithm", "NoParams", "NotApplicableError", "Params", "Problem", "check_routes"]
@@ -44,6 +44,7 @@ def check_routes(schedule: Schedule, topology: Topology) -> None:
     NotApplicableError
         Naming the first send whose route does not exist.
     """
+    prefetch_routes(schedule, topology)
     for spec in schedule.paths:
         try:
             if spec.via is not None:
@@ -56,6 +57,12 @@ def check_routes(schedule: Schedule, topology: Topology) -> None:
                 topology.route(spec.src, spec.dst, spec.kinds)
         except TopologyError as exc:
             raise NotApplicableError(str(exc)) from None
+
+
+def prefetch_routes(schedule: Schedule, topology: Topology) -> None:
+    """Find the routes of all routed path specs, a source's many destinations in one search."""
+    for kinds, pairs in routed_pairs(schedule).items():
+        topology.prefetch_routes(pairs, kinds)
 
 
 def _checked_plan(plan: Callable[[Any, Problem], Schedule]) -> Callable[[Any, Problem], Schedule]:

@@ -11,6 +11,8 @@ messages. The other collectives are their one-step direct forms.
 
 from __future__ import annotations
 
+import numpy as np
+
 from commsim.algorithms.base import Algorithm, NoParams, Problem
 from commsim.algorithms.common import phase_time
 from commsim.algorithms.registry import register
@@ -83,9 +85,12 @@ class Direct(Algorithm):
         elif coll is Collective.ALL_TO_ALL:
             for src in range(n):
                 for dst in range(n):
-                    chunk = builder.chunk(problem.nbytes / n, owner=src, target=dst)
-                    if src != dst:  # a rank's piece for itself stays where it is
-                        builder.send(ranks[src], ranks[dst], chunk, kinds=problem.kinds)
+                    builder.chunk(problem.nbytes / n, owner=src, target=dst)
+            # chunk src * n + dst goes from rank src to rank dst (rank i is device i);
+            # a rank's piece for itself stays where it is
+            src_idx, dst_idx = np.divmod(np.arange(n * n, dtype=np.int64), n)
+            moving = src_idx != dst_idx
+            builder.sends(src_idx[moving], dst_idx[moving], np.flatnonzero(moving), kinds=problem.kinds)
         else:
             per_rank = coll is Collective.GATHER
             for j in range(n if per_rank else 1):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import simpy
@@ -34,7 +35,7 @@ from commsim.engine.arrays import IndexArray, expand_rows, gather_csr, sorted_un
 from commsim.engine.fairshare import MaxMinFair, SharingPolicy
 from commsim.engine.recorder import Recorder
 from commsim.errors import TopologyError
-from commsim.schedule import Schedule, connection_next
+from commsim.schedule import Schedule, connection_next, routed_pairs
 from commsim.topology.model import Topology
 
 __all__ = ["ReplayRecord", "reduction_delays_s", "replay"]
@@ -116,23 +117,25 @@ def _routes_of(schedule: Schedule, topology: Topology, spec_index: int) -> tuple
 
 
 def _csr(rows: list[tuple[int, ...]]) -> tuple[IntArray, IntArray]:
-    lengths = np.fromiter((len(r) for r in rows), np.int64, len(rows))
+    lengths = np.fromiter(map(len, rows), np.int64, len(rows))
     ptr = np.zeros(len(rows) + 1, np.int64)
     np.cumsum(lengths, out=ptr[1:])
-    return ptr, np.fromiter((i for r in rows for i in r), np.int64, int(ptr[-1]))
+    return ptr, np.fromiter(chain.from_iterable(rows), np.int64, int(ptr[-1]))
 
 
 def _resolve_paths(schedule: Schedule, topology: Topology) -> _Routes:
     """Every path spec's routes, their links and the path's latency (its slowest route's)."""
+    for kinds, pairs in routed_pairs(schedule).items():  # a source's many destinations in one search
+        topology.prefetch_routes(pairs, kinds)
     per_path = [_routes_of(schedule, topology, i) for i in range(len(schedule.paths))]
     routes = [r for options in per_path for r in options]
     route_ptr, route_links = _csr(routes)
     counts = [len(options) for options in per_path]
     path_route_ptr = np.zeros(len(per_path) + 1, np.int64)
     np.cumsum(counts, out=path_route_ptr[1:])
+    link_latency = [link.latency_s for link in topology.links]
     latency = np.array(
-        [max(sum(topology.links[i].latency_s for i in r) for r in options) for options in per_path],
-        dtype=float,
+        [max(sum(map(link_latency.__getitem__, r)) for r in options) for options in per_path], dtype=float
     )
     if len(routes) == len(per_path):
         path_ptr, path_links = route_ptr, route_links

@@ -12,14 +12,14 @@ it is a tenth of a second of every command's start-up).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.linkkinds import LINK_KINDS, get_link_kind, kinds_matching
-from commsim.topology.routing import shortest_paths
+from commsim.topology.routing import best_routes_from, shortest_path_dag, shortest_paths
 from commsim.units import format_bandwidth
 
 if TYPE_CHECKING:
@@ -45,6 +45,10 @@ def flow_hash(a: int, b: int) -> int:
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
     return z ^ (z >> 31)
 
+
+_MANY_TARGETS = 8
+"""A source with at least this many uncached destinations in :meth:`Topology.prefetch_routes`
+is searched once for all of them."""
 
 DEVICE_KINDS = ("gpu", "cpu", "pcie_switch", "nvswitch", "nic", "switch", "memory")
 """Device kinds a topology may contain."""
@@ -208,6 +212,8 @@ class Topology:
         self._kind_of = {d.name: d.kind for d in self.devices}
         self._route_cache: dict[tuple[str, str, frozenset[str] | None], tuple[tuple[int, ...], ...]] = {}
         self._device_index = {d.name: i for i, d in enumerate(self.devices)}
+        self._bandwidth = [link.bandwidth_Bps for link in self.links]
+        self._nic_serves = {d.name: d.serves for d in self.devices if d.kind == "nic" and d.serves}
         self._check_connected()
 
     # -- construction -------------------------------------------------
@@ -399,20 +405,48 @@ class Topology:
             multipath,
         )
 
-    def _find_routes(self, src: str, dst: str, allowed: frozenset[str] | None) -> tuple[tuple[int, ...], ...]:
-        self.device(src)
-        self.device(dst)
-        if src == dst:
-            raise TopologyError(f"no route from {src!r} to itself")
+    def prefetch_routes(self, pairs: Iterable[tuple[str, str]], kinds: Iterable[str] | None = None) -> None:
+        """Find and cache the routes of many (src, dst) pairs at once (same routes as :meth:`routes`).
 
-        kinds_of = self._kind_of
+        A source with many destinations is searched once for all of them
+        (:func:`~commsim.topology.routing.shortest_paths_from`); the rest, and
+        pairs without a route, are left to :meth:`routes` (which raises).
+        """
+        allowed = kinds_matching(tuple(kinds)) if kinds is not None else None
+        by_source: dict[str, set[str]] = {}
+        for src, dst in pairs:
+            if (src, dst, allowed) not in self._route_cache and src in self._succ and dst in self._succ:
+                by_source.setdefault(src, set()).add(dst)
+        middle, edge_ok = self._route_rules(allowed)
+        for src, targets in by_source.items():
+            if len(targets) >= _MANY_TARGETS:
+                pred = shortest_path_dag(self._succ, src, targets, middle, edge_ok)
+                found = best_routes_from(
+                    src, sorted(targets - {src}), pred, self._bandwidth, self._nic_serves
+                )
+                for dst, routes in found.items():
+                    self._route_cache[(src, dst, allowed)] = routes
+
+    def _route_rules(
+        self, allowed: frozenset[str] | None
+    ) -> tuple[Callable[[str], bool], Callable[[str, str], bool]]:
+        """(whether a device may forward, whether a directed link may be used) for routing."""
+        kinds_of, succ, links = self._kind_of, self._succ, self.links
 
         def middle(node: str) -> bool:
             return kinds_of[node] in FORWARDING_KINDS
 
         def edge_ok(a: str, b: str) -> bool:
-            return allowed is None or self.links[self._succ[a][b]].kind in allowed
+            return allowed is None or links[succ[a][b]].kind in allowed
 
+        return middle, edge_ok
+
+    def _find_routes(self, src: str, dst: str, allowed: frozenset[str] | None) -> tuple[tuple[int, ...], ...]:
+        self.device(src)
+        self.device(dst)
+        if src == dst:
+            raise TopologyError(f"no route from {src!r} to itself")
+        middle, edge_ok = self._route_rules(allowed)
         paths = shortest_paths(self._succ, self._pred, src, dst, middle, edge_ok)
         if not paths:
             over = (
@@ -421,9 +455,16 @@ class Topology:
                 else f"link kinds {', '.join(sorted(allowed))}"
             )
             raise TopologyError(f"topology {self.name!r} has no route from {src} to {dst} over {over}")
-        routes = [self.links_between(p) for p in paths]
-        widest = max(min(self.links[i].bandwidth_Bps for i in r) for r in routes)
-        best = sorted(r for r in routes if min(self.links[i].bandwidth_Bps for i in r) == widest)
+        return self._best_routes(src, dst, [self.links_between(p) for p in paths])
+
+    def _best_routes(
+        self, src: str, dst: str, routes: Sequence[tuple[int, ...]]
+    ) -> tuple[tuple[int, ...], ...]:
+        """Of the shortest routes: the widest bottleneck, then those through the endpoints' own NICs."""
+        bandwidth = self._bandwidth
+        bottleneck = [min(map(bandwidth.__getitem__, r)) for r in routes]
+        widest = max(bottleneck)
+        best = sorted(r for r, b in zip(routes, bottleneck) if b == widest)
         own = [r for r in best if self._own_nics(r, src, dst)]
         return tuple(own or best)
 

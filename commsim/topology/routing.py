@@ -6,15 +6,23 @@ until the searches meet visits only the neighbourhoods of the two devices
 (two boxes and the network between them). All shortest routes are then
 enumerated through the meeting layer, so tie-breaking (widest bottleneck,
 then a stable hash) sees every candidate, as before.
+
+When one device needs routes to many others (all-to-all: every GPU to every
+other), :func:`shortest_path_dag` searches once from the source; the routes
+to every destination are read from its table of shortest-path predecessors
+(:meth:`commsim.topology.model.Topology.prefetch_routes`), sharing the route
+prefixes common to many destinations (the way through the source's box and
+the network). Both give the same set of routes for a pair.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
-__all__ = ["shortest_paths"]
+__all__ = ["best_routes_from", "shortest_path_dag", "shortest_paths"]
 
 Adjacency = Mapping[str, Mapping[str, object]]
+LinkAdjacency = Mapping[str, Mapping[str, int]]
 
 
 def _ball(
@@ -132,3 +140,107 @@ def shortest_paths(
             for tail in _walks(b_prev, node):
                 paths.append(head + tail[::-1][1:])
     return paths
+
+
+def shortest_path_dag(
+    succ: LinkAdjacency,
+    src: str,
+    targets: Iterable[str],
+    middle: Callable[[str], bool],
+    edge_ok: Callable[[str, str], bool],
+) -> dict[str, list[tuple[str, int]]]:
+    """Shortest-path predecessors ``{node: [(predecessor, link index), ...]}`` of a search from ``src``.
+
+    One breadth-first search from ``src``, level by level until every
+    target is reached (or nothing more can be). The shortest paths from
+    ``src`` to a reached target are the target's predecessors' paths, each
+    extended by its link: as sets, the same paths :func:`shortest_paths`
+    gives for each pair. ``src`` maps to ``[]``; unreached targets are absent.
+
+    Parameters
+    ----------
+    succ : mapping
+        ``{node: {successor: link index}}``.
+    middle, edge_ok : callables
+        As for :func:`shortest_paths`.
+    """
+    wanted = set(targets)
+    dist: dict[str, int] = {src: 0}
+    pred: dict[str, list[tuple[str, int]]] = {src: []}
+    frontier, level = [src], 0
+    while frontier and not wanted <= dist.keys():
+        level += 1
+        following = []
+        for node in frontier:
+            if node != src and not middle(node):
+                continue
+            for other, link in succ[node].items():
+                seen = dist.get(other)
+                if seen is None:
+                    if edge_ok(node, other):
+                        dist[other] = level
+                        pred[other] = [(node, link)]
+                        following.append(other)
+                elif seen == level and edge_ok(node, other):
+                    pred[other].append((node, link))
+        frontier = following
+    return pred
+
+
+Prefix = tuple[tuple[int, ...], float, tuple[tuple[str, ...], ...]]
+
+
+def best_routes_from(
+    src: str,
+    targets: Sequence[str],
+    pred: Mapping[str, list[tuple[str, int]]],
+    bandwidth: Sequence[float],
+    nic_serves: Mapping[str, tuple[str, ...]],
+) -> dict[str, tuple[tuple[int, ...], ...]]:
+    """The chosen routes from ``src`` to each target, read from :func:`shortest_path_dag`.
+
+    The same choice as :meth:`commsim.topology.model.Topology.routes` makes
+    among all shortest routes of a pair: the widest bottleneck, then those
+    whose NICs all serve ``src`` or the target (if any), sorted. Each route
+    prefix is built once, with its bottleneck and the NICs on it that do not
+    serve ``src``, and shared by every target it leads to.
+
+    Parameters
+    ----------
+    bandwidth : sequence of float
+        Capacity of every link, by index.
+    nic_serves : mapping
+        For each NIC that belongs to some GPUs: those GPUs.
+    """
+    memo: dict[str, list[Prefix]] = {src: [((), float("inf"), ())]}
+
+    def prefixes(node: str) -> list[Prefix]:
+        found = memo.get(node)
+        if found is None:
+            serves = nic_serves.get(node)
+            foreign = serves is not None and src not in serves
+            found = []
+            for before, link in pred[node]:
+                width = bandwidth[link]
+                found += [
+                    ((*head, link), low if low < width else width, (*others, serves) if foreign else others)
+                    for head, low, others in prefixes(before)
+                ]
+            memo[node] = found
+        return found
+
+    result = {}
+    for dst in targets:
+        if dst not in pred:
+            continue  # unreachable: left to the pair search, which raises
+        last: list[tuple[float, tuple[tuple[str, ...], ...], tuple[int, ...], int]] = []
+        for before, link in pred[dst]:
+            width = bandwidth[link]
+            last += [
+                (low if low < width else width, others, head, link) for head, low, others in prefixes(before)
+            ]
+        widest = max(c[0] for c in last)
+        best = [c for c in last if c[0] == widest]
+        own = [c for c in best if all(dst in serves for serves in c[1])]
+        result[dst] = tuple(sorted([(*c[2], c[3]) for c in own or best]))
+    return result
