@@ -217,8 +217,8 @@ def best_routes_from(
     def prefixes(node: str) -> list[Prefix]:
         found = memo.get(node)
         if found is None:
-            serves = nic_serves.get(node)
-            foreign = serves is not None and src not in serves
+            serves = nic_serves.get(node, ())
+            foreign = bool(serves) and src not in serves  # a NIC of other GPUs
             found = []
             for before, link in pred[node]:
                 width = bandwidth[link]
