@@ -38,7 +38,16 @@ from numpy.typing import ArrayLike, NDArray
 from commsim.collectives import Collective
 from commsim.errors import ScheduleError
 
-__all__ = ["PathSpec", "Schedule", "ScheduleBuilder", "connection_next", "default_offsets", "routed_pairs"]
+__all__ = [
+    "PathSpec",
+    "RingPattern",
+    "Schedule",
+    "ScheduleBuilder",
+    "connection_next",
+    "default_offsets",
+    "pattern_schedule",
+    "routed_pairs",
+]
 
 IntArray = NDArray[np.int64]
 
@@ -366,6 +375,10 @@ class ScheduleBuilder:
         self._n_ops += count
         return np.arange(first, first + count, dtype=np.int64)
 
+    def route_indices(self, src: IntArray, dst: IntArray, kinds: Sequence[str] | None = None) -> IntArray:
+        """Path indices of routed sends between device indices, registered as :meth:`sends` would."""
+        return self._path_indices(np.asarray(src, np.int64), np.asarray(dst, np.int64), kinds, None)
+
     def _device_names(self) -> list[str]:
         return self._names
 
@@ -654,3 +667,147 @@ def _sorted_unique(values: IntArray) -> IntArray:
         np.not_equal(result[1:], result[:-1], out=keep[1:])
         result = result[keep]
     return result
+
+
+_OP_FIELDS = frozenset(
+    {
+        "op_src",
+        "op_dst",
+        "op_chunk",
+        "op_reduce",
+        "op_path",
+        "op_step",
+        "dep_indptr",
+        "dep_indices",
+        "op_channel",
+    }
+)
+
+
+@dataclass(frozen=True, eq=False)
+class RingPattern:
+    """The sends of a chunked ring, described by its steps instead of one row per send.
+
+    ``n`` lanes (ring positions): lane ``i`` sends from device ``src[i]`` to
+    ``dst[i]`` over path spec ``path[i]`` on channel 0. At step ``s``
+    (``first <= s < stop``) lane ``i`` sends chunk ``chunks[(i - s) mod n]``,
+    reducing iff ``s < reduce_until``, once lane ``(i - 1) mod n``'s send of
+    step ``s - 1`` has completed. Op ``(s - first) * n + i`` is that send.
+    A ring step is symmetric (n sends of one size on one path shape), so the
+    engine can replay it as one flow group; the per-send columns are made
+    only when something reads them (:meth:`columns`).
+    """
+
+    src: IntArray
+    dst: IntArray
+    path: IntArray
+    chunks: IntArray
+    first: int
+    stop: int
+    reduce_until: int
+
+    @property
+    def n(self) -> int:
+        """Lanes (sends per step)."""
+        return int(self.src.size)
+
+    @property
+    def n_steps(self) -> int:
+        """Steps."""
+        return self.stop - self.first
+
+    @property
+    def n_ops(self) -> int:
+        """Sends."""
+        return self.n * self.n_steps
+
+    def columns(self) -> dict[str, NDArray[Any]]:
+        """Every per-send column of the schedule, as :class:`ScheduleBuilder` would store them."""
+        n, steps = self.n, np.arange(self.first, self.stop)
+        step, i = steps.reshape(-1, 1), np.arange(n)
+        held = i - step
+        np.remainder(held, n, out=held)
+        deps = (step - self.first - 1) * n + (i - 1) % n
+        deps[0] = -1
+        mask = deps >= 0
+        indptr = np.zeros(self.n_ops + 1, np.int64)
+        np.cumsum(mask.reshape(-1), out=indptr[1:])
+        return {
+            "op_src": np.tile(self.src, steps.size),
+            "op_dst": np.tile(self.dst, steps.size),
+            "op_chunk": self.chunks[held].reshape(-1),
+            "op_reduce": np.repeat(steps < self.reduce_until, n),
+            "op_path": np.tile(self.path, steps.size),
+            "op_step": np.repeat(steps, n),
+            "dep_indptr": indptr,
+            "dep_indices": deps[mask].astype(np.int64, copy=False),
+            "op_channel": np.zeros(self.n_ops, np.int64),
+        }
+
+
+class _PatternSchedule(Schedule):
+    """A :class:`Schedule` whose per-send columns come from a :class:`RingPattern` when first read."""
+
+    pattern: RingPattern
+
+    @property
+    def n_ops(self) -> int:
+        """Number of sends (without making the columns)."""
+        pattern = self.__dict__.get("pattern")
+        return pattern.n_ops if pattern is not None else int(self.op_src.size)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _OP_FIELDS and "pattern" in self.__dict__:
+            for key, value in self.pattern.columns().items():
+                object.__setattr__(self, key, value)
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        fields = {k: v for k, v in self.__dict__.items() if k not in _OP_FIELDS}
+        return (_rebuild_pattern_schedule, (fields,))
+
+
+def _rebuild_pattern_schedule(fields: dict[str, Any]) -> _PatternSchedule:
+    schedule = object.__new__(_PatternSchedule)
+    for key, value in fields.items():
+        object.__setattr__(schedule, key, value)
+    return schedule
+
+
+def pattern_schedule(builder: ScheduleBuilder, pattern: RingPattern) -> Schedule:
+    """A schedule of ``builder``'s chunks, devices and paths whose sends are ``pattern``'s.
+
+    It holds a few arrays per lane instead of several per send; reading a
+    per-send column (``op_src``, ...) makes all of them, equal to what
+    adding the sends to ``builder`` would have stored. The builder must
+    hold no sends.
+    """
+    if builder.n_ops or builder._rows:
+        raise ScheduleError("a pattern schedule cannot mix with sends added one by one")
+    chunks = np.array(builder._chunks, dtype=np.float64).reshape(-1, 3)
+    schedule = object.__new__(_PatternSchedule)
+    ranks = tuple(builder.ranks)
+    fields: dict[str, Any] = {
+        "collective": builder.collective,
+        "nbytes": float(builder.nbytes),
+        "ranks": ranks,
+        "devices": tuple(builder._devices),
+        "root": builder.root,
+        "chunk_nbytes": chunks[:, 0].copy(),
+        "chunk_owner": chunks[:, 1].astype(np.int64),
+        "chunk_target": chunks[:, 2].astype(np.int64),
+        "paths": tuple(builder._paths),
+        "pattern": pattern,
+    }
+    fields["chunk_offset"] = default_offsets(
+        builder.collective,
+        float(builder.nbytes),
+        len(ranks),
+        fields["chunk_nbytes"],
+        fields["chunk_owner"],
+        fields["chunk_target"],
+    )
+    for key, value in fields.items():
+        object.__setattr__(schedule, key, value)
+    return schedule

@@ -521,3 +521,93 @@ def test_routes_found_in_bulk_are_the_pairwise_routes(kinds: tuple[str, ...] | N
         except TopologyError as exc:
             got = str(exc)
         assert got == expected, (a, b)
+
+
+# -- rings replayed step by step (flow groups) -------------------------------------------
+
+
+def _ring_records(topology: Topology, collective: Collective, nbytes: float, monkeypatch: pytest.MonkeyPatch):
+    """(per-send record, step record) of the ring on ``topology``: the plan as rows, then as a pattern."""
+    import commsim.algorithms.ring as ring_module
+
+    problem = Problem(topology, tuple(topology.gpus), collective, nbytes)
+    monkeypatch.setattr(ring_module, "PATTERN_SENDS", 1 << 60)
+    rows = make_algorithm("ring").plan(problem)
+    monkeypatch.setattr(ring_module, "PATTERN_SENDS", 1)
+    pattern = make_algorithm("ring").plan(problem)
+    return rows, pattern, replay(rows, topology), replay(pattern, topology)
+
+
+def _reduce_ring(latency_s: float) -> Topology:
+    devices = [Device(f"g{i}", "gpu", reduce_bandwidth_Bps=5e10) for i in range(6)]
+    links = [PhysicalLink(f"g{i}", f"g{(i + 1) % 6}", "nvlink2", latency_s=latency_s) for i in range(6)]
+    return Topology("reduce_ring", devices, links)
+
+
+@pytest.mark.parametrize(
+    "topology",
+    [ring(12), _reduce_ring(0.0), _reduce_ring(1e-6)],
+    ids=["ring12", "reductions_no_latency", "reductions_latency"],
+)
+@pytest.mark.parametrize(
+    "collective", [Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.ALL_GATHER]
+)
+@pytest.mark.parametrize("nbytes", [0.0, 8.0, 1.6e8])
+def test_symmetric_ring_steps_replay_bit_identical_to_per_send(
+    topology: Topology, collective: Collective, nbytes: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A symmetric ring replayed as flow groups gives the per-send replay's record, every bit.
+
+    The step replay repeats the per-send replay's float operations (same rate
+    solve, ``now + latency``, ``start + bytes / rate``, ``end + reduction``,
+    link bytes added once per step), so every field, per-send arrays and
+    busy intervals included, must be equal (NaN = NaN), dtypes too; and the
+    schedule's per-send columns, made when read, equal the rows the builder
+    stores.
+    """
+    from commsim.engine.steps import StepRecord
+
+    rows, pattern, expected, got = _ring_records(topology, collective, nbytes, monkeypatch)
+    assert isinstance(got, StepRecord)
+    assert pattern.n_ops == rows.n_ops
+    for name in rows.__dataclass_fields__:
+        a, b = getattr(rows, name), getattr(pattern, name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        else:
+            assert a == b, name
+    for name in expected.__dataclass_fields__:
+        a, b = getattr(expected, name), getattr(got, name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), name
+        else:
+            assert a == b, name
+
+
+def test_asymmetric_ring_falls_back_to_per_send(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dgx1_v100 in rank order has two PCIe/QPI hops among NVLink ones: not one rate per step.
+
+    The step replay must refuse (different rates per lane) and the per-send
+    replay run instead, with the same record as for the plan stored as rows.
+    """
+    from commsim.engine.steps import StepRecord
+    from commsim.topology import get_topology
+
+    topology = get_topology("dgx1_v100")
+    _, _, expected, got = _ring_records(topology, Collective.ALL_REDUCE, 1.6e8, monkeypatch)
+    assert not isinstance(got, StepRecord)
+    assert got.makespan_s == expected.makespan_s
+    assert np.array_equal(got.op_end_s, expected.op_end_s)
+
+
+def test_pattern_schedule_survives_pickling_and_replace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sweeps send schedules to worker processes; composers copy them with ``dataclasses.replace``."""
+    import dataclasses
+    import pickle
+
+    rows, pattern, _, _ = _ring_records(ring(6), Collective.ALL_REDUCE, 1e6, monkeypatch)
+    copied = pickle.loads(pickle.dumps(pattern))
+    assert copied.n_ops == rows.n_ops == 60  # 2 (n - 1) steps of n sends
+    assert np.array_equal(copied.op_chunk, rows.op_chunk)
+    replaced = dataclasses.replace(pattern, nbytes=2e6)
+    assert replaced.n_ops == 60 and np.array_equal(replaced.dep_indices, rows.dep_indices)

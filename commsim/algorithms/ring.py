@@ -20,9 +20,14 @@ from commsim.algorithms.base import Algorithm, Params, Problem, route_figures
 from commsim.algorithms.registry import register
 from commsim.collectives import Collective
 from commsim.errors import AlgorithmError
-from commsim.schedule import Schedule, ScheduleBuilder
+from commsim.schedule import RingPattern, Schedule, ScheduleBuilder, pattern_schedule
 
-__all__ = ["NaiveRing", "Ring"]
+__all__ = ["PATTERN_SENDS", "NaiveRing", "Ring"]
+
+PATTERN_SENDS = 1 << 20
+"""A ring of at least this many sends (an all-reduce over more than 724 GPUs) is planned as a
+:class:`~commsim.schedule.RingPattern` (a few arrays per ring position, not per send), which
+the engine replays one step at a time when the steps are symmetric."""
 
 
 class RingParams(Params):
@@ -85,6 +90,13 @@ class Ring(Algorithm):
         owners = [int(position[(c - 1) % n]) for c in range(n)]
         chunks = np.array(builder.split(problem.nbytes, n, owners), dtype=np.int64)
         first, stop = self._steps(problem.collective, n)
+        if n * (stop - first) >= PATTERN_SENDS:
+            # a large ring: its steps, not one row per send (see RingPattern)
+            nxt = position[(np.arange(n) + 1) % n]
+            pattern = RingPattern(
+                position, nxt, builder.route_indices(position, nxt), chunks, first, stop, n - 1
+            )
+            return pattern_schedule(builder, pattern)
         # all steps at once: one row per step, one column per ring position
         steps = np.arange(first, stop)
         step, i = steps.reshape(-1, 1), np.arange(n)

@@ -553,6 +553,14 @@ def replay(
         If a send's route does not exist (a missing link, or no path over
         the link kinds the algorithm allowed).
     """
+    if recorder is None and "pattern" in schedule.__dict__:  # a ring described by its steps
+        from commsim.engine.steps import replay_steps
+
+        routes = _resolve_paths(schedule, topology)
+        rates = _reduce_rates(schedule, topology)
+        record = replay_steps(schedule, topology, sharing or MaxMinFair(), routes, rates)
+        if record is not None:
+            return record
     state = _Replay(schedule, topology, recorder, sharing)
     state.env.process(state.run())
     state.env.run()
