@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from commsim.algorithms.base import Problem
-from commsim.calibrate.fit import FITTABLE, Calibration, fit, levenberg_marquardt
+from commsim.calibrate.fit import FITTABLE, Calibration, fit
 from commsim.calibrate.inference import replace_p2p
 from commsim.calibrate.parser import Device as RankDevice
 from commsim.calibrate.parser import NcclTestsLog, NcclTestsRow
@@ -120,7 +120,7 @@ def cluster() -> Topology:
 @pytest.fixture(scope="module")
 def two_machines(a100: Topology, cluster: Topology) -> Calibration:
     """One DGX A100 (``-g 8``: one thread drives 8 GPUs) and two of them on HDR InfiniBand (``-g 1``)."""
-    return fit([synthetic(a100, gpus_per_thread=8, seed=1), synthetic(cluster, seed=2)])
+    return fit([synthetic(a100, gpus_per_thread=8, seed=1), synthetic(cluster, seed=2)], across_machines=True)
 
 
 def test_recovers_true_parameters_within_three_sigma(two_machines: Calibration) -> None:
@@ -307,23 +307,3 @@ def test_saved_topology_loads_back() -> None:
     loaded = parse_topology(calibration.to_topology_yaml(box))
     assert NcclParams.model_validate(dict(loaded.nccl or {})) == calibration.params
     assert loaded.physical_links == box.physical_links
-
-
-def test_levenberg_marquardt_fits_a_decay_within_bounds() -> None:
-    """y = a exp(-b x) with a = 2, b = 0.5, fitted as log a, log b; then b capped at 0.4."""
-    x = np.linspace(0.0, 5.0, 20)
-    y = 2.0 * np.exp(-0.5 * x)
-
-    def residuals(theta: np.ndarray) -> np.ndarray:
-        return np.exp(theta[0]) * np.exp(-np.exp(theta[1]) * x) - y
-
-    def jacobian(theta: np.ndarray, r: np.ndarray) -> np.ndarray:
-        a, b = np.exp(theta)
-        model = a * np.exp(-b * x)
-        return np.column_stack([model, -model * b * x])
-
-    low, high = np.log([1e-3, 1e-3]), np.log([10.0, 10.0])
-    theta, iterations = levenberg_marquardt(residuals, jacobian, np.zeros(2), low, high)
-    assert np.exp(theta) == pytest.approx([2.0, 0.5], rel=1e-6) and iterations < 50
-    theta, _ = levenberg_marquardt(residuals, jacobian, np.zeros(2), low, np.log([10.0, 0.4]))
-    assert np.exp(theta[1]) == pytest.approx(0.4)

@@ -205,7 +205,11 @@ def leave_one_machine_out(entries: list[Entry]) -> dict[Path, Calibration | str]
         training = tuple(e.path for e in entries if e.known and not same_machine(e, entry))
         if training not in fits:
             try:
-                fits[training] = fit([e.validation for e in entries if e.path in training])
+                fits[training] = fit(
+                    [e.validation for e in entries if e.path in training],
+                    across_machines=True,
+                    out_of_sample=False,
+                )
             except CalibrationError as exc:
                 fits[training] = f"fit refused: {exc}"
         out[entry.path] = fits[training]

@@ -9,6 +9,7 @@ short description, and the topology YAML with a top-level ``nccl:`` mapping.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,9 +68,17 @@ class Calibration:
         Median and max absolute time error over all logs, as
         :meth:`Validation.summary`, with the starting and fitted parameters.
     notes : list of str
-        Fitted parameters that ended on a bound, and similar remarks.
+        Fitted parameters the logs only bound, logs pooled across machines.
     iterations : int
-        Levenberg-Marquardt iterations taken.
+        Jacobian evaluations the solver took.
+    warnings : list of str
+        Fitted values a real machine does not give, or that ended on their
+        bounds (:func:`commsim.calibrate.fit_checks.implausible`): the model,
+        not the parameter, misses these logs.
+    out_of_sample : dict or None
+        ``{log: summary}``: each log's error (as :meth:`log_summary`) when
+        predicted by a fit of the same parameters on the other logs; None
+        for a single log. What a new log of the machine should expect.
     """
 
     params: NcclParams
@@ -80,6 +89,8 @@ class Calibration:
     after: dict[str, dict[str, float | int | None]]
     notes: list[str] = field(default_factory=list)
     iterations: int = 0
+    warnings: list[str] = field(default_factory=list)
+    out_of_sample: dict[str, dict[str, dict[str, float | int | None]]] | None = None
 
     def log_summary(self, key: str, after: bool = True) -> dict[str, dict[str, float | int | None]]:
         """The error summary of one log (after the fit, or before it)."""
@@ -94,16 +105,23 @@ class Calibration:
         lines = [f"{name} = {_format(name, value, sigma)}" for name, (value, sigma) in self.fitted.items()]
         lines += [f"not fitted: {name}: {reason}" for name, reason in self.dropped.items()]
         lines += self.notes
+        lines += [f"warning: {warning}" for warning in self.warnings]
         for label, summary in (("before", self.before), ("after", self.after)):
+            lines.append(f"median |error| {label}: {_regimes(summary)}")
+        if self.out_of_sample:
             lines.append(
-                f"median |error| {label}: "
-                + ", ".join(
-                    f"{regime} {s['median_abs_error']:.1%}"
-                    for regime, s in summary.items()
-                    if s["median_abs_error"] is not None
-                )
+                f"median |error| out of sample (each log predicted by a fit on the others): "
+                f"{self.out_of_sample_median():.1%}"
             )
+            lines += [f"  {key}: {_regimes(summary)}" for key, summary in self.out_of_sample.items()]
         return "\n".join(lines)
+
+    def out_of_sample_median(self) -> float:
+        """Median over logs of each log's out-of-sample median |error| (all sizes); nan for one log."""
+        if not self.out_of_sample:
+            return math.nan
+        values = [s["all"]["median_abs_error"] for s in self.out_of_sample.values()]
+        return float(statistics.median(float(v) for v in values if v is not None))
 
     def to_topology_yaml(self, topology: Topology) -> str:
         """``topology`` as YAML, plus a top-level ``nccl:`` mapping of the fitted parameters."""
@@ -117,6 +135,15 @@ class Calibration:
     def save(self, path: str | Path, topology: Topology) -> None:
         """Write :meth:`to_topology_yaml` to ``path``."""
         Path(path).write_text(self.to_topology_yaml(topology), encoding="utf-8")
+
+
+def _regimes(summary: dict[str, dict[str, float | int | None]]) -> str:
+    """``all 3.1%, bandwidth_bound 1.2%, ...`` (regimes without sizes left out)."""
+    return ", ".join(
+        f"{regime} {float(s['median_abs_error']):.1%}"
+        for regime, s in summary.items()
+        if s["median_abs_error"] is not None
+    )
 
 
 def _format(name: str, value: float, sigma: float) -> str:

@@ -9,8 +9,21 @@ The fittable parameters are ``efficiency.<family>`` (one per link family,
 e.g. ``efficiency.nvlink``, ``efficiency.infiniband``), ``shm_efficiency``,
 ``nvls_efficiency``, ``latency_scale`` and ``launch_s``. They are fitted as
 logarithms, so they stay positive; efficiencies are clamped to (0, 1].
-The solver is a projected Levenberg-Marquardt with finite-difference
-Jacobians (:mod:`commsim.calibrate.lm`, numpy, no SciPy needed), deterministic.
+The solver is SciPy's trust-region reflective least squares
+(:func:`scipy.optimize.least_squares`, ``method="trf"``, bounds on every
+parameter) with central finite-difference Jacobians in log space
+(:mod:`commsim.calibrate.fit_problem`); deterministic.
+
+Logs of different machines (GPU model, board, node count or network) are
+refused unless ``across_machines=True`` asks for parameters shared by every
+machine (per link family, as the leave-one-machine-out study of
+``tools/validation_table.py`` fits them): :mod:`commsim.calibrate.fit_checks`.
+Fitted values a real machine does not give (a latency scale of 0.1, an
+efficiency on its bound of 1) come back as warnings
+(:attr:`Calibration.warnings`), and with several logs each is predicted by a
+fit on the others (leave one file out, :attr:`Calibration.out_of_sample`):
+the error a new log of the same machine should expect, where the in-sample
+error only says how well the parameters bend to the logs they came from.
 
 A parameter is only fitted if the data can determine it. Before fitting,
 the Jacobian at the starting point decides: a parameter no predicted time
@@ -44,28 +57,27 @@ Usage::
 
 References
 ----------
-K. Levenberg (1944), "A method for the solution of certain non-linear
-problems in least squares"; D. Marquardt (1963), "An algorithm for
-least-squares estimation of nonlinear parameters", SIAM J. Appl. Math. 11.
+M. A. Branch, T. F. Coleman, Y. Li (1999), "A subspace, interior, and
+conjugate gradient method for large-scale bound-constrained minimization
+problems", SIAM J. Sci. Comput. 21 (SciPy's ``trf``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from commsim.algorithms.base import Problem
 from commsim.calibrate.calibration import Calibration, Residual
-from commsim.calibrate.lm import levenberg_marquardt
+from commsim.calibrate.fit_checks import check_one_machine, implausible, machine_key
+from commsim.calibrate.fit_problem import Case, Problem, get_value, solve, value_text
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.validate import Validation, error_summary, validate_log
-from commsim.collectives import Collective, get_collective
+from commsim.collectives import get_collective
 from commsim.errors import CalibrationError, UnknownNameError
 from commsim.nccl.machine import analyse
-from commsim.nccl.model import predict
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
 from commsim.topology.linkkinds import FAMILIES
 from commsim.topology.model import Topology
@@ -78,7 +90,6 @@ __all__ = [
     "Calibration",
     "Residual",
     "fit",
-    "levenberg_marquardt",
 ]
 
 _FAMILY_ORDER = tuple(DEFAULT_EFFICIENCY) + tuple(sorted(FAMILIES - set(DEFAULT_EFFICIENCY)))
@@ -91,72 +102,12 @@ FITTABLE: tuple[str, ...] = (
 )
 """Every parameter :func:`fit` can fit, in the order it considers them."""
 
-_BOUNDS = {"latency_scale": (1e-2, 1e2), "launch_s": (1e-9, 1e-3)}
-_EFFICIENCY_BOUNDS = (1e-3, 1.0)
 SENSITIVITY_FLOOR = 1e-4
 """A parameter whose 1 % change moves no predicted time by 1e-4 % has no sensitivity."""
 CONDITION_LIMIT = 100.0
 """Largest condition number of the column-normalised Jacobian of the fitted parameters."""
 UNDETERMINED = 1.0
 """A fitted parameter whose relative 1-sigma uncertainty exceeds this (100 %) is not determined."""
-_STEP = 1e-5  # finite-difference step in log-parameter space
-
-
-@dataclass(frozen=True)
-class _Case:
-    """One log, ready to predict: the machine, the run and the measured times."""
-
-    key: str
-    topology: Topology
-    ranks: tuple[str, ...]
-    collective: Collective
-    gpus_per_thread: int
-    algorithms: tuple[str, ...] | None
-    protocols: tuple[str, ...] | None
-    nbytes: tuple[int, ...]
-    measured_s: np.ndarray
-
-    def predicted(self, params: NcclParams) -> np.ndarray:
-        """Predicted time of every size (s)."""
-        return np.array(
-            [
-                predict(
-                    Problem(self.topology, self.ranks, self.collective, float(n)),
-                    params,
-                    self.gpus_per_thread,
-                    self.algorithms,
-                    self.protocols,
-                ).chosen.time_s
-                for n in self.nbytes
-            ]
-        )
-
-
-def _value(name: str, value: float) -> str:
-    return f"{value * 1e6:.3g} us" if name == "launch_s" else f"{value:.4g}"
-
-
-def _get(params: NcclParams, name: str) -> float:
-    if name.startswith("efficiency."):
-        return params.family_efficiency(name.split(".", 1)[1])
-    return float(getattr(params, name))
-
-
-def _with(params: NcclParams, values: dict[str, float]) -> NcclParams:
-    """``params`` with the named parameters replaced (validated)."""
-    data = params.model_dump()
-    data["efficiency"] = dict(data["efficiency"])
-    for name, value in values.items():
-        if name.startswith("efficiency."):
-            data["efficiency"][name.split(".", 1)[1]] = value
-        else:
-            data[name] = value
-    return NcclParams.model_validate(data)
-
-
-def _log_bounds(name: str) -> tuple[float, float]:
-    low, high = _BOUNDS.get(name, _EFFICIENCY_BOUNDS)
-    return math.log(low), math.log(high)
 
 
 def _case(
@@ -165,7 +116,7 @@ def _case(
     base: NcclParams,
     topology: Topology | None,
     nic: str | None,
-) -> _Case:
+) -> Case:
     validation = (
         item
         if isinstance(item, Validation)
@@ -174,7 +125,7 @@ def _case(
     inference = validation.inference
     topo = inference.topology
     rows = [r for r in validation.rows if r.measured_time_s > 0]
-    return _Case(
+    return Case(
         validation.source or f"log {index}",
         topo,
         inference.ranks,
@@ -184,10 +135,11 @@ def _case(
         inference.protocols,
         tuple(r.nbytes for r in rows),
         np.array([r.measured_time_s for r in rows]),
+        machine_key(inference.facts),
     )
 
 
-def _unique_keys(cases: list[_Case]) -> list[_Case]:
+def _unique_keys(cases: list[Case]) -> list[Case]:
     """The cases, with ``#2``, ``#3`` ... appended to repeated source names."""
     seen: dict[str, int] = {}
     out = []
@@ -197,43 +149,7 @@ def _unique_keys(cases: list[_Case]) -> list[_Case]:
     return out
 
 
-class _Problem:
-    """The least-squares problem: log-parameters in, log time ratios out."""
-
-    def __init__(self, cases: list[_Case], base: NcclParams, names: list[str]) -> None:
-        self.cases, self.base, self.names = cases, base, names
-        self.log_measured = np.concatenate([np.log(c.measured_s) for c in cases])
-        bounds = [_log_bounds(n) for n in names]
-        self.low, self.high = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
-
-    def start(self) -> np.ndarray:
-        values = [
-            min(max(_get(self.base, n), math.exp(lo)), math.exp(hi))
-            for n, lo, hi in zip(self.names, self.low, self.high)
-        ]
-        return np.log(np.array(values))
-
-    def params(self, theta: np.ndarray) -> NcclParams:
-        return _with(self.base, {n: float(math.exp(t)) for n, t in zip(self.names, theta)})
-
-    def residuals(self, theta: np.ndarray) -> np.ndarray:
-        params = self.params(theta)
-        return np.log(np.concatenate([c.predicted(params) for c in self.cases])) - self.log_measured
-
-    def jacobian(self, theta: np.ndarray, r0: np.ndarray) -> np.ndarray:
-        """Central differences in log space; one-sided at a bound."""
-        columns = []
-        for i in range(len(theta)):
-            up, down = theta.copy(), theta.copy()
-            up[i] = min(theta[i] + _STEP, self.high[i])
-            down[i] = max(theta[i] - _STEP, self.low[i])
-            r_up = self.residuals(up) if up[i] != theta[i] else r0
-            r_down = self.residuals(down) if down[i] != theta[i] else r0
-            columns.append((r_up - r_down) / (up[i] - down[i]))
-        return np.column_stack(columns) if columns else np.zeros((len(r0), 0))
-
-
-def _insensitive_reason(name: str, cases: list[_Case]) -> str:
+def _insensitive_reason(name: str, cases: list[Case]) -> str:
     machines = [analyse(c.topology, c.ranks) for c in cases]
     if name == "nvls_efficiency":
         if not any(m.nvls for m in machines):
@@ -252,7 +168,7 @@ def _insensitive_reason(name: str, cases: list[_Case]) -> str:
     return "no predicted time depends on it"
 
 
-def _select(J: np.ndarray, names: list[str], cases: list[_Case]) -> tuple[list[int], dict[str, str]]:
+def _select(J: np.ndarray, names: list[str], cases: list[Case]) -> tuple[list[int], dict[str, str]]:
     """Indices of the columns the data determine, and why the others are dropped."""
     kept: list[int] = []
     dropped: dict[str, str] = {}
@@ -302,6 +218,8 @@ def fit(
     nic: str | None = None,
     base: NcclParams | None = None,
     fit: list[str] | None = None,
+    across_machines: bool = False,
+    out_of_sample: bool = True,
 ) -> Calibration:
     """Fit the NCCL model's physical parameters to measured nccl-tests logs.
 
@@ -318,6 +236,12 @@ def fit(
         Starting values, and the values of everything not fitted (default: datasheet).
     fit : list of str, optional
         Parameters to fit (see :data:`FITTABLE`). Default: every one the data determine.
+    across_machines : bool
+        Allow logs of different machines: the fitted values are then shared
+        by all of them (per link family), a compromise a note points out.
+    out_of_sample : bool
+        With several logs, also predict each from a fit on the others
+        (:attr:`Calibration.out_of_sample`); one more fit per log.
 
     Returns
     -------
@@ -326,8 +250,9 @@ def fit(
     Raises
     ------
     CalibrationError
-        If there are no more sizes than parameters, or a parameter asked for
-        in ``fit`` is one the logs cannot determine (the message says why).
+        If the logs come from different machines (and ``across_machines`` is
+        False), there are no more sizes than parameters, or a parameter asked
+        for in ``fit`` is one the logs cannot determine (the message says why).
     UnknownNameError
         If ``fit`` names a parameter that cannot be fitted.
 
@@ -337,34 +262,78 @@ def fit(
     cases = _unique_keys([_case(i, item, base, topology, nic) for i, item in enumerate(logs)])
     if not cases:
         raise CalibrationError("no logs to fit")
+    if not across_machines:
+        check_one_machine([(c.key, c.machine) for c in cases])
     rows = sum(len(c.nbytes) for c in cases)
     if fit is not None:
         _check_rows(rows, candidates)
-    everything = _Problem(cases, base, candidates)
+    everything = Problem(cases, base, candidates)
     theta0 = everything.start()
     kept, dropped = _select(everything.jacobian(theta0, everything.residuals(theta0)), candidates, cases)
     if fit is not None and dropped:
         raise CalibrationError("cannot fit " + "; ".join(f"{n}: {why}" for n, why in dropped.items()))
     names = [candidates[i] for i in kept]
     _check_rows(rows, names)
+    problem, theta, r, log_sigmas = _fit_determined(cases, base, names, dropped, fit is not None, rows)
+    notes = _notes(problem, everything, theta, log_sigmas, dropped) + _pooled_note(cases)
+    before = Problem(cases, base, []).residuals(np.zeros(0))
+    calibration = _calibration(problem, theta, r, log_sigmas, before, dropped, notes, problem.jacobians)
+    if out_of_sample and len(cases) > 1:
+        calibration = replace(calibration, out_of_sample=_leave_one_out(cases, base, names))
+    return calibration
+
+
+def _fit_determined(
+    cases: list[Case], base: NcclParams, names: list[str], dropped: dict[str, str], asked: bool, rows: int
+) -> tuple[Problem, np.ndarray, np.ndarray, np.ndarray]:
+    """Fit ``names``, dropping (or, if ``asked``, refusing) the least determined until all are."""
     while True:
-        problem = _Problem(cases, base, names)
-        theta, r, log_sigmas, iterations = _solve(problem)
+        problem = Problem(cases, base, names)
+        theta, r, log_sigmas, _ = _solve(problem)
         worst = _least_determined(log_sigmas)
         if worst is None:
-            break
-        value = _value(names[worst], math.exp(theta[worst]))
+            return problem, theta, r, log_sigmas
+        value = value_text(names[worst], math.exp(theta[worst]))
         reason = (
             f"not determined by these logs: the fit gives {value} "
             f"with a 1-sigma uncertainty of {log_sigmas[worst]:.0%} of its value"
         )
-        if fit is not None:
+        if asked:
             raise CalibrationError(f"cannot fit {names[worst]}: {reason}")
         dropped[names.pop(worst)] = reason
         _check_rows(rows, names)
-    notes = _notes(problem, everything, theta, log_sigmas, dropped)
-    before = _Problem(cases, base, []).residuals(np.zeros(0))
-    return _calibration(problem, theta, r, log_sigmas, before, dropped, notes, iterations)
+
+
+def _pooled_note(cases: list[Case]) -> list[str]:
+    machines = list(dict.fromkeys(c.machine for c in cases))
+    if len(machines) < 2:
+        return []
+    return [
+        f"pooled across {len(machines)} machines (across_machines=True): every fitted value is shared by "
+        "all of them, a compromise where they differ"
+    ]
+
+
+def _leave_one_out(
+    cases: list[Case], base: NcclParams, names: list[str]
+) -> dict[str, dict[str, dict[str, float | int | None]]]:
+    """Each log's error summary when predicted by a fit on the other logs.
+
+    The other logs fit those of ``names`` they determine (as :func:`fit`
+    selects them); the rest keep their starting values, as they would for
+    a user who has only those logs.
+    """
+    out = {}
+    for k, held_out in enumerate(cases):
+        rest = cases[:k] + cases[k + 1 :]
+        probe = Problem(rest, base, names)
+        start = probe.start()
+        kept, _ = _select(probe.jacobian(start, probe.residuals(start)), names, rest)
+        others = Problem(rest, base, [names[i] for i in kept])  # the rest at their starting values
+        params = others.params(solve(others))
+        errors = held_out.predicted(params) / held_out.measured_s - 1
+        out[held_out.key] = error_summary(zip(held_out.nbytes, (float(e) for e in errors)))
+    return out
 
 
 def _check_rows(rows: int, names: list[str]) -> None:
@@ -383,41 +352,37 @@ def _least_determined(log_sigmas: np.ndarray) -> int | None:
     return max(finite)[1] if finite else None
 
 
-def _solve(problem: _Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(log-parameters, residuals, their 1-sigma, iterations) at the least-squares solution."""
-    theta, iterations = levenberg_marquardt(
-        problem.residuals, problem.jacobian, problem.start(), problem.low, problem.high
-    )
+def _solve(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(log-parameters, residuals, their 1-sigma, Jacobian evaluations) at the least-squares solution."""
+    theta = solve(problem)
     r = problem.residuals(theta)
-    return theta, r, _log_sigmas(problem.jacobian(theta, r), r), iterations
+    return theta, r, _log_sigmas(problem.jacobian(theta, r), r), problem.jacobians
 
 
 def _notes(
-    problem: _Problem,
-    everything: _Problem,
+    problem: Problem,
+    everything: Problem,
     theta: np.ndarray,
     log_sigmas: np.ndarray,
     dropped: dict[str, str],
 ) -> list[str]:
-    """Remarks on fitted parameters that ended on a bound or beyond the point where they matter."""
+    """Remarks on fitted parameters that ended beyond the point where they matter."""
     notes = []
-    for name, t, lo, hi, s in zip(problem.names, theta, problem.low, problem.high, log_sigmas):
-        if t >= hi or t <= lo:
-            notes.append(f"{name} ended on its bound {math.exp(hi if t >= hi else lo):.3g}")
+    for name, t, s in zip(problem.names, theta, log_sigmas):
         if not math.isfinite(s):
-            side = "at least" if t > math.log(_get(problem.base, name)) else "at most"
+            side = "at least" if t > math.log(get_value(problem.base, name)) else "at most"
             limiters = _limiters(problem, theta, everything, dropped)
             notes.append(
-                f"{name}: past {_value(name, math.exp(t))} it changes no predicted time{limiters}, "
+                f"{name}: past {value_text(name, math.exp(t))} it changes no predicted time{limiters}, "
                 f"so these logs only say it is {side} that"
             )
     return notes
 
 
-def _limiters(problem: _Problem, theta: np.ndarray, everything: _Problem, dropped: dict[str, str]) -> str:
+def _limiters(problem: Problem, theta: np.ndarray, everything: Problem, dropped: dict[str, str]) -> str:
     """`` (x limits instead)``: dropped parameters that matter at the solution."""
     here = problem.params(theta)
-    probe = _Problem(problem.cases, here, [n for n in everything.names if n in dropped])
+    probe = Problem(problem.cases, here, [n for n in everything.names if n in dropped])
     start = probe.start()
     J = probe.jacobian(start, probe.residuals(start))
     names = [n for n, column in zip(probe.names, J.T) if np.max(np.abs(column)) >= SENSITIVITY_FLOOR]
@@ -425,7 +390,7 @@ def _limiters(problem: _Problem, theta: np.ndarray, everything: _Problem, droppe
 
 
 def _calibration(
-    problem: _Problem,
+    problem: Problem,
     theta: np.ndarray,
     r: np.ndarray,
     log_sigmas: np.ndarray,
@@ -457,4 +422,8 @@ def _calibration(
         error_summary((r.nbytes, r.error) for r in every),
         notes,
         iterations,
+        implausible(
+            fitted,
+            {n: (math.exp(lo), math.exp(hi)) for n, lo, hi in zip(problem.names, problem.low, problem.high)},
+        ),
     )

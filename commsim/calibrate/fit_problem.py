@@ -1,0 +1,146 @@
+"""The least-squares problem of :func:`commsim.calibrate.fit.fit`: logs, log-parameters, SciPy's solver.
+
+:class:`Case` is one log ready to predict; :class:`Problem` maps the
+logarithms of the fitted parameters to ``log(predicted / measured)`` of
+every size, with central finite-difference Jacobians in log space;
+:func:`solve` minimises its sum of squares within bounds with
+:func:`scipy.optimize.least_squares` (trust-region reflective).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from commsim.algorithms.base import Problem as ModelProblem
+from commsim.calibrate.fit_checks import MachineKey
+from commsim.collectives import Collective
+from commsim.nccl.model import predict
+from commsim.nccl.params import NcclParams
+from commsim.topology.model import Topology
+
+__all__ = ["Case", "Problem", "get_value", "log_bounds", "solve", "value_text", "with_values"]
+
+_BOUNDS = {"latency_scale": (1e-2, 1e2), "launch_s": (1e-9, 1e-3)}
+_EFFICIENCY_BOUNDS = (1e-3, 1.0)
+_STEP = 1e-5  # finite-difference step in log-parameter space
+_TOLERANCE = 1e-10  # least_squares' ftol, xtol and gtol
+_MAX_EVALUATIONS = 200  # least_squares' max_nfev
+
+
+@dataclass(frozen=True)
+class Case:
+    """One log, ready to predict: the machine, the run and the measured times."""
+
+    key: str
+    topology: Topology
+    ranks: tuple[str, ...]
+    collective: Collective
+    gpus_per_thread: int
+    algorithms: tuple[str, ...] | None
+    protocols: tuple[str, ...] | None
+    nbytes: tuple[int, ...]
+    measured_s: np.ndarray
+    machine: MachineKey
+
+    def predicted(self, params: NcclParams) -> np.ndarray:
+        """Predicted time of every size (s)."""
+        return np.array(
+            [
+                predict(
+                    ModelProblem(self.topology, self.ranks, self.collective, float(n)),
+                    params,
+                    self.gpus_per_thread,
+                    self.algorithms,
+                    self.protocols,
+                ).chosen.time_s
+                for n in self.nbytes
+            ]
+        )
+
+
+def value_text(name: str, value: float) -> str:
+    return f"{value * 1e6:.3g} us" if name == "launch_s" else f"{value:.4g}"
+
+
+def get_value(params: NcclParams, name: str) -> float:
+    if name.startswith("efficiency."):
+        return params.family_efficiency(name.split(".", 1)[1])
+    return float(getattr(params, name))
+
+
+def with_values(params: NcclParams, values: dict[str, float]) -> NcclParams:
+    """``params`` with the named parameters replaced (validated)."""
+    data = params.model_dump()
+    data["efficiency"] = dict(data["efficiency"])
+    for name, value in values.items():
+        if name.startswith("efficiency."):
+            data["efficiency"][name.split(".", 1)[1]] = value
+        else:
+            data[name] = value
+    return NcclParams.model_validate(data)
+
+
+def log_bounds(name: str) -> tuple[float, float]:
+    low, high = _BOUNDS.get(name, _EFFICIENCY_BOUNDS)
+    return math.log(low), math.log(high)
+
+
+class Problem:
+    """The least-squares problem: log-parameters in, log time ratios out."""
+
+    def __init__(self, cases: list[Case], base: NcclParams, names: list[str]) -> None:
+        self.cases, self.base, self.names = cases, base, names
+        self.log_measured = np.concatenate([np.log(c.measured_s) for c in cases])
+        bounds = [log_bounds(n) for n in names]
+        self.low, self.high = np.array([b[0] for b in bounds]), np.array([b[1] for b in bounds])
+        self.jacobians = 0
+
+    def start(self) -> np.ndarray:
+        values = [
+            min(max(get_value(self.base, n), math.exp(lo)), math.exp(hi))
+            for n, lo, hi in zip(self.names, self.low, self.high)
+        ]
+        return np.log(np.array(values))
+
+    def params(self, theta: np.ndarray) -> NcclParams:
+        return with_values(self.base, {n: float(math.exp(t)) for n, t in zip(self.names, theta)})
+
+    def residuals(self, theta: np.ndarray) -> np.ndarray:
+        params = self.params(theta)
+        return np.log(np.concatenate([c.predicted(params) for c in self.cases])) - self.log_measured
+
+    def jacobian(self, theta: np.ndarray, r0: np.ndarray) -> np.ndarray:
+        """Central differences in log space; one-sided at a bound."""
+        self.jacobians += 1
+        columns = []
+        for i in range(len(theta)):
+            up, down = theta.copy(), theta.copy()
+            up[i] = min(theta[i] + _STEP, self.high[i])
+            down[i] = max(theta[i] - _STEP, self.low[i])
+            r_up = self.residuals(up) if up[i] != theta[i] else r0
+            r_down = self.residuals(down) if down[i] != theta[i] else r0
+            columns.append((r_up - r_down) / (up[i] - down[i]))
+        return np.column_stack(columns) if columns else np.zeros((len(r0), 0))
+
+
+def solve(problem: Problem) -> np.ndarray:
+    """SciPy's bounded trust-region least squares from :meth:`Problem.start`."""
+    if not problem.names:
+        return np.zeros(0)
+    start = problem.start()
+    result = least_squares(
+        problem.residuals,
+        start,
+        jac=lambda theta: problem.jacobian(theta, problem.residuals(theta)),
+        bounds=(problem.low, problem.high),
+        method="trf",
+        max_nfev=_MAX_EVALUATIONS,
+        ftol=_TOLERANCE,
+        xtol=_TOLERANCE,
+        gtol=_TOLERANCE,
+    )
+    return np.clip(np.asarray(result.x, dtype=float), problem.low, problem.high)
