@@ -2,6 +2,9 @@
 
 * :mod:`~commsim.interop.msccl`: schedules as MSCCL algorithm XML, and back
   (:mod:`~commsim.interop.msccl_format`, :mod:`~commsim.interop.msccl_check`).
+* :mod:`~commsim.interop.astra`: ASTRA-sim analytical network YAML, both ways.
+* :mod:`~commsim.interop.nccl_topo`, :mod:`~commsim.interop.nccl_graph`: NCCL's
+  topology and graph dumps as a machine and the channels NCCL chose.
 """
 
 from __future__ import annotations
