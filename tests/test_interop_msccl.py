@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from commsim.algorithms import Problem, make_algorithm
 from commsim.api import simulate
+from commsim.collectives import Collective
 from commsim.engine import replay
 from commsim.interop import (
     ExportError,
@@ -20,6 +22,7 @@ from commsim.interop import (
     schedule_to_msccl,
     write_msccl,
 )
+from commsim.topology import get_topology
 from commsim.topology.builders import fully_connected, ring
 
 DATA = Path(__file__).parent / "data" / "msccl"
@@ -139,6 +142,17 @@ def test_write_msccl_writes_the_checked_xml(tmp_path: Path) -> None:
 def test_export_refuses_sends_through_a_cpu() -> None:
     schedule = simulate("pcie_4gpu_switch", "parameter_server", "all_reduce", "1 MB").schedule
     with pytest.raises(ExportError, match="between GPUs"):
+        schedule_to_msccl(schedule)
+
+
+def test_export_refuses_more_steps_than_a_thread_block_holds() -> None:
+    """A double binary tree cut into 200 pipelined pieces: 400 steps on a connection, MSCCL allows 256."""
+    topo = get_topology("dgx1_v100")
+    problem = Problem(topo, tuple(topo.gpus), Collective.ALL_REDUCE, 1e9)
+    schedule = make_algorithm("tree", {"chunks": 200}).plan(problem)
+    with pytest.raises(
+        ExportError, match=r"breaks the format's limits: gpu \d tb \d: 400 steps, at most 256"
+    ):
         schedule_to_msccl(schedule)
 
 

@@ -53,7 +53,7 @@ import numpy as np
 
 from commsim.collectives import Collective
 from commsim.interop.errors import ExportError
-from commsim.interop.msccl_check import MAX_COUNT, check_msccl
+from commsim.interop.msccl_check import MAX_COUNT, msccl_problems
 from commsim.interop.msccl_format import PROTOCOLS, MscclAlgo, MscclGpu, MscclStep, MscclTb, algo_to_xml
 from commsim.interop.msccl_import import msccl_to_schedule
 from commsim.schedule import Schedule
@@ -276,7 +276,9 @@ def schedule_to_msccl(
         recv_key = writer.add(dst, receiver, MscclStep(0, kind, buffer, u, buffer, u, c), on_receiver)
         placed.append((send_key, recv_key))
     algo = _algo(schedule, coll, proto, grid, writer, name, min_bytes, max_bytes)
-    check_msccl(algo)
+    problems = msccl_problems(algo)
+    if problems:
+        raise ExportError("the MSCCL translation breaks the format's limits: " + "; ".join(problems[:3]))
     return MscclExport(algo, exact)
 
 

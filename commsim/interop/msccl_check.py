@@ -148,7 +148,9 @@ def _check_tbs(algo: MscclAlgo, gpu: MscclGpu, out: list[str]) -> None:
 
 def _check_steps(algo: MscclAlgo, gpu: MscclGpu, tb: MscclTb, out: list[str]) -> None:
     if len(tb.steps) > MAX_STEPS:
-        out.append(f"{algo.where(tb.line)}tb {tb.id}: {len(tb.steps)} steps, at most {MAX_STEPS}")
+        out.append(
+            f"{algo.where(tb.line)}gpu {gpu.id} tb {tb.id}: {len(tb.steps)} steps, at most {MAX_STEPS}"
+        )
     sizes = {"i": gpu.i_chunks, "o": gpu.o_chunks, "s": gpu.s_chunks}
     tbs = {t.id: t for t in gpu.tbs}
     for position, step in enumerate(tb.steps):

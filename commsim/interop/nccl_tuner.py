@@ -267,7 +267,17 @@ def _rule(tokens: list[str], where: tuple[str | None, int], strict: bool) -> Tun
     ints = [_leading_int(t) for t in tokens[5:]] + [-1] * (10 - len(tokens))
     channels, n_nodes, n_ranks, pipe_ops, reg_buff = ints[:5]
     return TunerRule(
-        collective, low, high, algorithm, protocol, channels, n_nodes, n_ranks, pipe_ops, reg_buff, line=where[1]
+        collective,
+        low,
+        high,
+        algorithm,
+        protocol,
+        channels,
+        n_nodes,
+        n_ranks,
+        pipe_ops,
+        reg_buff,
+        line=where[1],
     )
 
 
