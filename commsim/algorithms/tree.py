@@ -118,7 +118,10 @@ def add_tree(
         last_on_edge[edge] = op
         return op
 
-    children = {p: [c for c in range(len(parents)) if parents[c] == p] for p in range(len(parents))}
+    children: dict[int, list[int]] = {p: [] for p in range(len(parents))}
+    for c, p in enumerate(parents):  # children in ascending position, as a scan per parent gives
+        if p >= 0:
+            children[p].append(c)
     up = collective in (Collective.ALL_REDUCE, Collective.REDUCE)
     down = collective in (Collective.ALL_REDUCE, Collective.BROADCAST)
     for chunk in chunks:

@@ -85,6 +85,22 @@ def _distance(
             else (b_front, b_dist, pred, backward_ok, f_dist)
         )
         level = (f_level if forward else b_level) + 1
+        # the searches meet at this level if a node of the front links to one the other
+        # search reached: check that first, without expanding a hub (a switch with
+        # thousands of links) whose other neighbours would be found for nothing
+        meets = [
+            level + other[v]
+            for node in front
+            if node in (src, dst) or middle(node)
+            for v in (other if len(other) < len(adjacency[node]) else adjacency[node])
+            if v in adjacency[node]
+            and v in other
+            and v not in dist
+            and ok(node, v)
+            and (v in (src, dst) or middle(v))
+        ]
+        if meets:
+            return min(meets)
         following = []
         for node in front:
             if node not in (src, dst) and not middle(node):
