@@ -120,6 +120,88 @@ def test_monotone_in_every_links_bandwidth(
     assert _time(schedule, _with_bandwidth(machine, index, factor)) <= _time(schedule, machine) * (1 + 1e-12)
 
 
+def _channel_alone(schedule: Schedule, channel: int) -> Schedule:
+    """The sends of one channel as a schedule of their own (they must not wait for other channels)."""
+    keep = np.flatnonzero(schedule.channels == channel)
+    new_index = np.full(schedule.n_ops, -1, np.int64)
+    new_index[keep] = np.arange(keep.size)
+    lengths = np.diff(schedule.dep_indptr)[keep]
+    deps = np.concatenate([schedule.deps(int(op)) for op in keep]) if keep.size else np.empty(0, np.int64)
+    assert (new_index[deps] >= 0).all(), "a send waits for another channel"
+    indptr = np.zeros(keep.size + 1, np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    return dataclasses.replace(
+        schedule,
+        op_src=schedule.op_src[keep],
+        op_dst=schedule.op_dst[keep],
+        op_chunk=schedule.op_chunk[keep],
+        op_reduce=schedule.op_reduce[keep],
+        op_path=schedule.op_path[keep],
+        op_step=schedule.op_step[keep],
+        dep_indptr=indptr,
+        dep_indices=new_index[deps],
+        op_channel=schedule.channels[keep],
+    )
+
+
+@SETTINGS
+@given(
+    machine=MACHINES,
+    name=st.sampled_from(["tree", "multi_ring"]),
+    nbytes=st.floats(1e3, 1e8),
+    data=st.data(),
+    factor=st.floats(1.01, 8),
+)
+def test_each_channel_alone_is_monotone_in_every_links_bandwidth(
+    machine: Topology, name: str, nbytes: float, data: st.DataObject, factor: float
+) -> None:
+    """Algorithms with several channels between the same GPUs: each channel, replayed alone, is monotone.
+
+    What a faster link can break for them is only the max-min sharing
+    *between* channels (see the next test); each channel's own stream of
+    sends never gets slower.
+    """
+    schedule = _plan(machine, name, nbytes)
+    if schedule is None:
+        return
+    index = data.draw(st.integers(0, len(machine.physical_links) - 1), label="link")
+    faster = _with_bandwidth(machine, index, factor)
+    for channel in np.unique(schedule.channels).tolist():
+        alone = _channel_alone(schedule, channel)
+        assert _time(alone, faster) <= _time(alone, machine) * (1 + 1e-12)
+
+
+def test_a_faster_link_slows_double_binary_trees_only_through_sharing_between_channels() -> None:
+    """The known non-monotone case: double binary ``tree``, 1 MB, ``pcie_4gpu_switch``, gpu1 4x faster.
+
+    The two trees are two channels (as in NCCL). With gpu1's link faster,
+    the tree on channel 1 runs ahead, and its broadcast sends gpu1 -> gpu2
+    cross the switch's link to gpu2 earlier, while the reduce sends
+    gpu1 -> gpu2 of channel 0's critical path are in flight there; max-min
+    sharing gives them half the link, so channel 0, and the collective,
+    end later. Each channel alone is faster or unchanged: the slowdown comes
+    only from sharing between channels, a property of fair sharing without
+    priorities (greedy work-conserving schedules are not monotone), not of
+    one stream's order.
+    """
+    machine = get_topology("pcie_4gpu_switch")
+    schedule = _plan(machine, "tree", 1e6)
+    assert schedule is not None
+    index = next(i for i, p in enumerate(machine.physical_links) if "gpu1" in (p.a, p.b))
+    faster = _with_bandwidth(machine, index, 4.0)
+    assert _time(schedule, faster) > _time(schedule, machine)
+    assert sorted(np.unique(schedule.channels).tolist()) == [0, 1]
+    for channel in (0, 1):
+        alone = _channel_alone(schedule, channel)
+        assert _time(alone, faster) <= _time(alone, machine)
+    # the channel-1 sends gpu1 -> gpu2 start earlier on the faster machine, into channel 0's
+    gpu1, gpu2 = schedule.devices.index("gpu1"), schedule.devices.index("gpu2")
+    ch1_up = (schedule.channels == 1) & (schedule.op_src == gpu1) & (schedule.op_dst == gpu2)
+    base, fast = replay(schedule, machine), replay(schedule, faster)
+    assert (fast.op_data_start_s[ch1_up] <= base.op_data_start_s[ch1_up]).all()
+    assert (fast.op_data_start_s[ch1_up] < base.op_data_start_s[ch1_up]).any()
+
+
 @SETTINGS
 @given(
     machine=MACHINES, name=st.sampled_from(SINGLE_STREAM), nbytes=st.floats(1e3, 1e8), share=st.floats(0.1, 2)
