@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 from pydantic import Field
 
 from commsim.algorithms.base import Algorithm, Params, Problem, route_figures
@@ -95,50 +96,80 @@ def add_tree(
     The tree's sends use ``channel``; trees sharing an edge run side by side
     on different channels (NCCL gives each tree its own channels).
     """
-    order = _post_order(parents)
-    up_send: dict[tuple[int, int], int] = {}
-    last_on_edge: dict[tuple[int, int], int] = {}
-
-    def send(src: int, dst: int, chunk: int, reduce: bool, deps: list[int], step: int) -> int:
-        edge = (src, dst)
-        if edge in last_on_edge:
-            deps = [*deps, last_on_edge[edge]]
-        via = (devices[src], devices[dst]) if direct else None
-        op = builder.send(
-            devices[src],
-            devices[dst],
-            chunk,
-            reduce=reduce,
-            deps=deps,
-            kinds=kinds,
-            via=via,
-            step=step,
-            channel=channel,
-        )
-        last_on_edge[edge] = op
-        return op
-
-    children: dict[int, list[int]] = {p: [] for p in range(len(parents))}
-    for c, p in enumerate(parents):  # children in ascending position, as a scan per parent gives
-        if p >= 0:
-            children[p].append(c)
+    if not chunks:
+        return
     up = collective in (Collective.ALL_REDUCE, Collective.REDUCE)
     down = collective in (Collective.ALL_REDUCE, Collective.BROADCAST)
-    for chunk in chunks:
-        if up:
-            for node in order:
-                if parents[node] >= 0:
-                    deps = [up_send[(c, chunk)] for c in children[node]]
-                    up_send[(node, chunk)] = send(node, parents[node], chunk, True, deps, 0)
-        if down:
-            received: dict[int, list[int]] = {}
-            for node in reversed(order):
-                if parents[node] < 0:
-                    deps = [up_send[(c, chunk)] for c in children[node]] if up else []
-                else:
-                    deps = received[node]
-                for child in children[node]:
-                    received[child] = [send(node, child, chunk, False, deps, 1)]
+    template = _chunk_template(parents, up, down)
+    per_chunk = len(template)
+    if not per_chunk:
+        return
+    base = builder.n_ops
+    src = np.array([builder.device_index(devices[t[0]]) for t in template], np.int64)
+    dst = np.array([builder.device_index(devices[t[1]]) for t in template], np.int64)
+    via = None
+    if direct:
+        via = [(devices[t[0]], devices[t[1]]) for t in template] * len(chunks)
+    else:
+        for s, d in zip(src.tolist(), dst.tolist()):  # paths in the order one-by-one sends add them
+            builder.route_indices(np.array([s]), np.array([d]), kinds)
+    # chunk q's send j: op base + q * per_chunk + j; it waits for its sends of the same
+    # chunk, then (q > 0) for the send on the same edge of chunk q - 1 (edges keep chunk order)
+    width = max(len(t[4]) for t in template) + 1
+    rel = np.full((per_chunk, width), -1, np.int64)
+    for j, t in enumerate(template):
+        rel[j, : len(t[4])] = t[4]
+    q = np.arange(len(chunks), dtype=np.int64).reshape(-1, 1, 1)
+    deps = np.where(rel >= 0, base + q * per_chunk + rel, -1)
+    own = np.argmax(rel < 0, axis=1)  # the first free column of every row
+    rows = np.arange(per_chunk)
+    deps[1:, rows, own] = base + (q[1:, :, 0] - 1) * per_chunk + rows
+    builder.sends(
+        np.tile(src, len(chunks)),
+        np.tile(dst, len(chunks)),
+        np.repeat(np.asarray(chunks, np.int64), per_chunk),
+        reduce=np.tile([t[2] for t in template], len(chunks)),
+        deps=deps.reshape(-1, width),
+        kinds=kinds,
+        via=via,
+        step=np.tile([t[3] for t in template], len(chunks)),
+        channel=channel,
+    )
+
+
+def _chunk_template(
+    parents: Sequence[int], up: bool, down: bool
+) -> list[tuple[int, int, bool, int, list[int]]]:
+    """One chunk's sends in order: (src position, dst position, reduce, step, deps as send indices).
+
+    Reduce: every non-root position sends to its parent in post-order, after
+    its children's sends. Broadcast: from the root down (reverse post-order),
+    each position sends to its children once it has the chunk (the root once
+    its children's reductions arrived).
+    """
+    order = _post_order(parents)
+    children: dict[int, list[int]] = {p: [] for p in range(len(parents))}
+    for c, p in enumerate(parents):  # children in ascending position
+        if p >= 0:
+            children[p].append(c)
+    template: list[tuple[int, int, bool, int, list[int]]] = []
+    up_send: dict[int, int] = {}
+    if up:
+        for node in order:
+            if parents[node] >= 0:
+                up_send[node] = len(template)
+                template.append((node, parents[node], True, 0, [up_send[c] for c in children[node]]))
+    if down:
+        received: dict[int, list[int]] = {}
+        for node in reversed(order):
+            if parents[node] < 0:
+                deps = [up_send[c] for c in children[node]] if up else []
+            else:
+                deps = received[node]
+            for child in children[node]:
+                received[child] = [len(template)]
+                template.append((node, child, False, 1, list(deps)))
+    return template
 
 
 class TreeParams(Params):
