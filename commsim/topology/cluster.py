@@ -403,9 +403,7 @@ def nics_reaching(topology: Topology, gpus: Sequence[str]) -> list[str]:
     ['n0_nic0', 'n1_nic0']
     """
     nics = topology.devices_of_kind("nic")
-    networked = [
-        n for n in nics if any(topology.device(m).kind == "switch" for m in topology.successors(n))
-    ]
+    networked = [n for n in nics if any(topology.device(m).kind == "switch" for m in topology.successors(n))]
     candidates = networked or nics
     used: set[str] = set()
     for gpu in gpus:
