@@ -8,21 +8,80 @@ The short API::
     r.time_s, r.busbw_Bps, r.bottleneck, r.link_utilisation
     r.plot_timeline("timeline.png")
 
-``simulate`` and ``run_scenario`` are imported on first use, so importing
-``commsim`` (and starting the CLI) stays cheap.
+    run = commsim.run_file("scenarios/pcie_4gpu_sync_strategies.yaml")
+    commsim.explain(commsim.simulate("dgx_a100", "nccl", size="1 GB"))
+
+Everything users and the notebooks need is here: simulating (``simulate``,
+``run_file``, ``run_scenario``, ``explain``, ``recommend``), machines
+(``Topology``, ``get_topology``, ``load_topology_file``, ``save_topology``,
+``load_topo_matrix``), results (``Result``, ``results_table``), training
+(``simulate_step``, ``resnet50``, ``bert_large``, ``gpt2_xl``), measured
+logs (``load_nccl_tests``, ``validate``, ``calibrate``) and units
+(``parse_size``, ``format_size``, ...). Names are imported on first use, so
+``import commsim`` (and starting the CLI) stays cheap.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "run_scenario", "simulate"]
+
+_EXPORTS = {
+    # simulating
+    "simulate": "commsim.api",
+    "run_file": "commsim.api",
+    "run_scenario": "commsim.api",
+    "explain": "commsim.api",
+    "FileRun": "commsim.api",
+    "recommend": "commsim.recommend",
+    "load_scenario": "commsim.config",
+    # machines
+    "Topology": "commsim.topology",
+    "get_topology": "commsim.topology",
+    "load_topology_file": "commsim.topology",
+    "save_topology": "commsim.topology",
+    "load_topo_matrix": "commsim.topology",
+    # results and reports
+    "Result": "commsim.results",
+    "results_table": "commsim.report",
+    # algorithms and collectives
+    "algorithm_names": "commsim.algorithms",
+    "get_algorithm": "commsim.algorithms",
+    "Collective": "commsim.collectives",
+    # training
+    "simulate_step": "commsim.training",
+    "resnet50": "commsim.training",
+    "bert_large": "commsim.training",
+    "gpt2_xl": "commsim.training",
+    "load_training_scenario": "commsim.training",
+    # measured logs
+    "load_nccl_tests": "commsim.calibrate.parser",
+    "validate": "commsim.calibrate.validate:validate_file",
+    "calibrate": "commsim.calibrate.fit:fit",
+    # units
+    "parse_size": "commsim.units",
+    "parse_bandwidth": "commsim.units",
+    "parse_time": "commsim.units",
+    "format_size": "commsim.units",
+    "format_bandwidth": "commsim.units",
+    "format_time": "commsim.units",
+    # errors
+    "CommsimError": "commsim.errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("simulate", "run_scenario"):
-        from commsim import api
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'commsim' has no attribute {name!r}")
+    module_name, _, attribute = _EXPORTS[name].partition(":")
+    value = getattr(importlib.import_module(module_name), attribute or name)
+    globals()[name] = value
+    return value
 
-        return getattr(api, name)
-    raise AttributeError(f"module 'commsim' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
 
 from commsim.algorithms import Problem, make_algorithm
 from commsim.collectives import Collective, get_collective, needs_root
@@ -15,7 +17,16 @@ from commsim.topology.resolve import get_topology
 from commsim.units import parse_bandwidth, parse_size, parse_time
 from commsim.verify import should_verify
 
-__all__ = ["parse_overrides", "run_scenario", "select_ranks", "simulate"]
+__all__ = [
+    "FileRun",
+    "explain",
+    "parse_overrides",
+    "run_file",
+    "run_scenario",
+    "scenario_kind",
+    "select_ranks",
+    "simulate",
+]
 
 
 def parse_overrides(
@@ -170,3 +181,112 @@ def run_scenario(
         )
         for entry, nbytes in (progress(cases) if progress else cases)
     ]
+
+
+@dataclass(frozen=True)
+class FileRun:
+    """What :func:`run_file` ran: a collective scenario's results or a training scenario's steps.
+
+    Attributes
+    ----------
+    kind : {"collective", "training"}
+        Which scenario the file held (training scenarios have a top-level ``workload``).
+    title : str
+        ``name: collective on machine`` (or the training scenario's title), for reports.
+    results : list of Result
+        Collective scenarios: one per (algorithm, size), algorithms outer.
+    steps : list of commsim.training.StepResult
+        Training scenarios: one per (nodes, strategy, overlap, bucket size).
+    """
+
+    kind: Literal["collective", "training"]
+    title: str
+    results: list[Result] = field(default_factory=list)
+    steps: list[Any] = field(default_factory=list)
+
+
+def scenario_kind(text: str, source: str) -> Literal["collective", "training"]:
+    """Whether scenario YAML ``text`` is a training scenario (top-level ``workload``).
+
+    Raises
+    ------
+    ScenarioError
+        If the text is no YAML mapping (with its line).
+    """
+    from commsim.errors import ScenarioError
+    from commsim.yamlio import read_yaml
+
+    data, _ = read_yaml(text, source, ScenarioError)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
+    return "training" if "workload" in data else "collective"
+
+
+def run_file(
+    path: str | Path,
+    *,
+    verify: bool | None = None,
+    progress: Callable[[list[Any]], Iterable[Any]] | None = None,
+) -> FileRun:
+    """Run a scenario file, collective or training, as ``commsim run FILE`` does.
+
+    Parameters
+    ----------
+    path : str or Path
+        A scenario YAML file.
+    verify : bool, optional
+        As for :func:`simulate`; collective scenarios only.
+    progress : callable, optional
+        Wraps the list of cases of a collective scenario (a progress bar).
+
+    Raises
+    ------
+    ScenarioError
+        If the file is malformed (with its line), or ``verify`` is given for a
+        training scenario.
+
+    Examples
+    --------
+    >>> run = run_file("scenarios/pcie_4gpu_sync_strategies.yaml")  # doctest: +SKIP
+    >>> [round(r.time_s * 1e3) for r in run.results]  # doctest: +SKIP
+    [60, 80, 15, 15]
+    """
+    from commsim.errors import ScenarioError
+    from commsim.yamlio import read_text
+
+    path = Path(path)
+    text = read_text(path, ScenarioError)
+    if scenario_kind(text, str(path)) == "training":
+        from commsim.training import parse_training_scenario, run_loaded_training
+
+        if verify is not None:
+            raise ScenarioError(f"{path}: verify applies to collective scenarios, not training scenarios")
+        training = parse_training_scenario(text, str(path), path.parent)
+        return FileRun("training", training.title, steps=run_loaded_training(training))
+    from commsim.config import parse_scenario
+
+    loaded = parse_scenario(text, str(path), path.parent)
+    results = run_scenario(loaded, verify=verify, progress=progress)
+    title = f"{loaded.scenario.name}: {loaded.collective} on {loaded.topology.name}"
+    return FileRun("collective", title, results=results)
+
+
+def explain(result: Result) -> str | None:
+    """Why the algorithm of ``result`` chose what it chose (e.g. NCCL's algorithm and protocol).
+
+    Returns
+    -------
+    str or None
+        The algorithm's own explanation, or None if it makes no model choice.
+    """
+    from commsim.algorithms import make_algorithm
+
+    algorithm = make_algorithm(result.algorithm, result.params)
+    explain_problem = getattr(algorithm, "explain", None)
+    if explain_problem is None or result.schedule is None or result.topology_obj is None:
+        return None
+    schedule = result.schedule
+    problem = Problem(
+        result.topology_obj, schedule.ranks, result.collective, result.nbytes, schedule.root or 0
+    )
+    return str(explain_problem(problem))

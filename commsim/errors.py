@@ -20,6 +20,7 @@ __all__ = [
     "TopologyError",
     "UnitError",
     "UnknownNameError",
+    "did_you_mean",
     "known_name",
 ]
 
@@ -57,7 +58,8 @@ class UnknownNameError(CommsimError, KeyError):
         self.what = what
         self.name = name
         self.valid = sorted(set(valid))
-        super().__init__(f"unknown {what} {name!r}; valid: {', '.join(self.valid) or '(none)'}")
+        hint = did_you_mean(name, self.valid)
+        super().__init__(f"unknown {what} {name!r}; valid: {', '.join(self.valid) or '(none)'}{hint}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
@@ -99,6 +101,25 @@ class CalibrationError(CommsimError):
     """A calibration cannot be done with the given measurements."""
 
 
+def did_you_mean(name: object, valid: Collection[str]) -> str:
+    """``"; did you mean 'all_reduce'?"`` for the nearest valid names, or ``""`` if none is near.
+
+    Nearness is :func:`difflib.get_close_matches` (ratio >= 0.6), after
+    lower-casing and reading ``-`` and spaces as ``_``.
+    """
+    import difflib
+
+    if not isinstance(name, str) or not valid:
+        return ""
+    folded = {v.lower().replace("-", "_").replace(" ", "_"): v for v in valid}
+    key = name.lower().replace("-", "_").replace(" ", "_")
+    near = [folded[m] for m in difflib.get_close_matches(key, list(folded), n=2, cutoff=0.6)]
+    near = [n for n in near if n != name]
+    if not near:
+        return ""
+    return "; did you mean " + " or ".join(repr(n) for n in near) + "?"
+
+
 def known_name(what: str, name: str, valid: Collection[str]) -> str:
     """``name`` if it is one of ``valid``: the check of a pydantic field validator.
 
@@ -119,5 +140,5 @@ def known_name(what: str, name: str, valid: Collection[str]) -> str:
         ``ValueError`` and lists the names sorted).
     """
     if name not in valid:
-        raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}")
+        raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}{did_you_mean(name, valid)}")
     return name

@@ -12,10 +12,21 @@ from typing import Any, TypeVar
 
 import pydantic
 import yaml
+from yaml.constructor import SafeConstructor
 
 from commsim.errors import CommsimError
 
-__all__ = ["load_yaml_model", "locate", "position", "read_yaml", "validation_message"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_NODES",
+    "load_yaml_model",
+    "locate",
+    "position",
+    "read_text",
+    "read_yaml",
+    "validation_message",
+]
 
 try:  # the C loader is much faster when PyYAML was built with libyaml
     _Loader: type = yaml.CSafeLoader
@@ -24,22 +35,116 @@ except AttributeError:  # pragma: no cover - depends on the PyYAML build
 
 Model = TypeVar("Model", bound=pydantic.BaseModel)
 
+MAX_FILE_BYTES = 5_000_000
+"""The largest YAML file (or ``--param`` text) read: 5 MB (a 1,000-GPU topology file is ~200 kB)."""
+MAX_DEPTH = 40
+"""The deepest nesting of lists and mappings (scenario files need under 10)."""
+MAX_NODES = 1_000_000
+"""The most values in one document, counting what every alias (``*name``) repeats."""
+
+
+class _LimitError(Exception):
+    """A document over one of the limits: ``(message, mark)``."""
+
+
+def _check_events(text: str) -> None:
+    """Refuse too deep nesting and alias bombs before anything is built.
+
+    PyYAML's C composer recurses once per level (100,000 nested ``[`` crash
+    the interpreter) and an alias repeats its anchor's whole value, so ten
+    aliases of ten aliases ... expand exponentially. The event stream is
+    flat; it is walked once, keeping each anchor's expanded size.
+    """
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = []  # [values inside so far, anchor] of each open collection
+    expanded = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            stack.append([0, event.anchor])
+            if len(stack) > MAX_DEPTH:
+                raise _LimitError(f"nested deeper than the limit of {MAX_DEPTH} levels", event.start_mark)
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            inside, anchor = stack.pop()
+            count, added = inside + 1, 1
+        elif isinstance(event, yaml.AliasEvent):
+            count, anchor = sizes.get(event.anchor or "", 1), None
+            added = count
+        elif isinstance(event, yaml.ScalarEvent):
+            count, anchor, added = 1, event.anchor, 1
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = count
+        if stack:
+            stack[-1][0] += count
+        expanded += added
+        if expanded > MAX_NODES:
+            raise _LimitError(
+                f"holds more than the limit of {MAX_NODES:,} values (counting what aliases repeat)",
+                event.start_mark,
+            )
+
+
+class _Constructor(SafeConstructor):
+    """Safe construction that refuses a key given twice in one mapping (YAML forbids it)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                key = self.construct_object(key_node)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: PyYAML reports it below
+                    continue
+                if first is not None:
+                    raise _LimitError(
+                        f"key {key!r} is given twice in one mapping (first at line "
+                        f"{first.start_mark.line + 1}); give it once",
+                        key_node.start_mark,
+                    )
+                seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
+    """PyYAML's complaint in a user's words."""
+    problem = exc.problem or "unreadable"
+    if problem.startswith("could not determine a constructor for the tag"):
+        tag = problem.rsplit(" ", 1)[-1].replace("tag:yaml.org,2002:", "!!")
+        return f"the tag {tag} is not allowed: only plain values (text, numbers, lists, mappings) are read"
+    if "found another document" in problem:
+        return "holds more than one document (a second '---'); give one"
+    return f"not valid YAML: {problem}"
+
 
 def read_yaml(text: str, source: str, error: type[CommsimError]) -> tuple[Any, yaml.Node | None]:
-    """Parse YAML text into Python data and its node tree.
+    """Parse YAML text into Python data and its node tree, within the limits.
+
+    Tags other than YAML's own (``!!python/object``) are refused, as are keys
+    given twice, nesting deeper than :data:`MAX_DEPTH`, documents of more
+    than :data:`MAX_NODES` values (aliases expanded) and text longer than
+    :data:`MAX_FILE_BYTES`.
 
     Raises
     ------
     error
-        With ``source:line:col`` when the text is not valid YAML.
+        With ``source:line:col`` when the text is not valid YAML or is over a limit.
     """
+    if len(text) > MAX_FILE_BYTES:
+        raise error(f"{source}: longer than the limit of {MAX_FILE_BYTES:,} characters")
     try:
+        _check_events(text)
         node = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
+        data = _Constructor().construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        raise error(f"{where}: not valid YAML: {exc.problem}") from None
+        raise error(f"{where}: {_yaml_problem(exc)}") from None
+    except _LimitError as exc:
+        message, mark = exc.args
+        raise error(f"{source}:{mark.line + 1}:{mark.column + 1}: {message}") from None
     return data, node
 
 
@@ -125,8 +230,34 @@ def validate_with_lines(
 
 
 def read_text(path: str | Path, error: type[CommsimError]) -> str:
-    """Read a UTF-8 file or raise ``error`` saying why not."""
+    """Read a YAML file the user gave: UTF-8, UTF-8 with BOM, or UTF-16/32 with BOM.
+
+    Raises
+    ------
+    error
+        If the file cannot be read, is larger than :data:`MAX_FILE_BYTES`, or
+        is not text in those encodings (naming the line of the first bad byte).
+    """
+    from commsim.errors import ParseError
+    from commsim.textfile import decode_text
+
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as file:
+            data = file.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise error(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise error(f"{path}: larger than the limit of {MAX_FILE_BYTES:,} bytes for a YAML file")
+    try:
+        if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data:
+            return decode_text(data, str(path))
+        return data.decode("utf-8")
+    except ParseError as exc:
+        raise error(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise error(
+            f"{path}:{line}:{column}: not UTF-8 text (byte 0x{data[exc.start]:02X}; Latin-1 or "
+            "Windows-1252?); save the file as UTF-8 (or UTF-16 with a byte-order mark)"
+        ) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +16,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "pcie_4gpu_sync_strategies.yaml"
 
 
-def commsim(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def commsim(*args: str, cwd: Path = ROOT, columns: int = 200) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with its tables ``columns`` wide (piped tables follow COLUMNS, which
+    readline, imported by pytest, sets to 80 for child processes)."""
+    env = {**os.environ, "COLUMNS": str(columns)}
     return subprocess.run(
-        [sys.executable, "-m", "commsim.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+        [sys.executable, "-m", "commsim.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        env=env,
     )
 
 

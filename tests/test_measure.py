@@ -14,7 +14,7 @@ import typer
 from typer.testing import CliRunner
 
 from commsim.calibrate.parser import load_nccl_tests
-from commsim.cli_sweep import measure as measure_command
+from commsim.cli.sweep import measure as measure_command
 from commsim.measure import (
     MeasureError,
     find_binaries,

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from commsim.api import run_scenario, simulate
 from commsim.calibrate.validate import validate_file
-from commsim.cli_plot import plot_app, size_range
+from commsim.cli.plot import plot_app, size_range
 from commsim.config import load_scenario
 from commsim.errors import CommsimError
 from commsim.report.activity import binned_utilisation, link_profiles, run_parts

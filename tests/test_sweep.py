@@ -11,7 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from commsim.cli_sweep import sweep as sweep_command
+from commsim.cli.sweep import sweep as sweep_command
 from commsim.errors import ScenarioError
 from commsim.sweep import (
     DaskRunner,

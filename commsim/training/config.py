@@ -245,8 +245,8 @@ class LoadedTrainingScenario:
 def is_training_scenario(path: str | Path) -> bool:
     """Whether the YAML file at ``path`` has a top-level ``workload`` key (False if unreadable)."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        data, _ = read_yaml(read_text(path, ScenarioError), str(path), ScenarioError)
+    except ScenarioError:
         return False
     return isinstance(data, dict) and "workload" in data
 

@@ -3,7 +3,8 @@
 A thin typer sub-app over :mod:`commsim.report.plots` and
 :mod:`commsim.report.draw`; mounted by :mod:`commsim.cli` as ``plot``.
 Runs come from a scenario file or from ``--topology``/``--algorithm``/
-``--size`` flags, as for ``commsim run``. Bad input raises
+``--size`` flags, as for ``commsim run``; flags that describe a case are
+refused beside a scenario file. Bad input raises
 :class:`~commsim.errors.CommsimError`, which the CLI turns into exit code 2.
 """
 
@@ -16,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
+from commsim.cli.console import say
+from commsim.cli.options import parse_params
 from commsim.errors import CommsimError
 from commsim.units import SIZE_HELP
 
@@ -36,16 +39,20 @@ Scenario = Annotated[Path | None, typer.Argument(help="Scenario YAML file (or us
 TopologyName = Annotated[str | None, typer.Option(help="Topology name, builder or YAML path.")]
 Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fully_connected).")]
 Algorithms = Annotated[list[str] | None, typer.Option(help="Algorithm name (repeatable).")]
-CollectiveName = Annotated[str, typer.Option(help="Collective, e.g. all_reduce.")]
+CollectiveName = Annotated[str | None, typer.Option(help="Collective, e.g. all_reduce (default).")]
 Sizes = Annotated[
     list[str] | None,
     typer.Option(
+        metavar="SIZE",
         help="Message size, e.g. '160 MB' or '1M' (repeatable; with a scenario: show only these sizes; "
         + SIZE_HELP
-        + ")."
+        + ").",
     ),
 ]
-Params = Annotated[list[str] | None, typer.Option(help="Algorithm parameter KEY=VALUE (repeatable).")]
+Params = Annotated[
+    list[str] | None,
+    typer.Option(metavar="KEY=VALUE", help="Algorithm parameter; VALUE is YAML, e.g. chunks=8 (repeatable)."),
+]
 Select = Annotated[list[str] | None, typer.Option(help="Show only runs with this label (repeatable).")]
 Output = Annotated[Path, typer.Option("-o", "--output", help="Output file: .png, .svg or .pdf.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
@@ -53,11 +60,11 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 Subject = TypeVar("Subject")
 
 
-def size_range(text: str, factor: float = 2.0) -> list[float]:
-    """Sizes from ``"8B..1GB"``: the first, then times ``factor`` while not above the last.
+def size_range(text: str, factor: float = 2.0) -> list[int]:
+    """Sizes from ``"8..1G"``: the first, then times ``factor`` while not above the last.
 
-    Like nccl-tests' ``-b 8 -e 1G -f 2``, except that units are commsim's:
-    ``1GB`` is 10^9 bytes (use ``1GiB`` for 2^30).
+    Like nccl-tests' ``-b 8 -e 1G -f 2`` (``1G`` is 2^30 bytes there and
+    here; ``1GB`` is 10^9 bytes), rounded to whole bytes.
 
     Raises
     ------
@@ -75,19 +82,7 @@ def size_range(text: str, factor: float = 2.0) -> list[float]:
     if not factor > 1:
         raise CommsimError(f"size factor must be above 1, got {factor}")
     count = math.floor(math.log(last / first, factor) + 1e-9) + 1
-    return [first * factor**k for k in range(count)]
-
-
-def _parse_params(items: Sequence[str]) -> dict[str, object]:
-    import yaml
-
-    params: dict[str, object] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise CommsimError(f"--param {item!r} must look like KEY=VALUE, e.g. --param chunks=8")
-        params[key.strip()] = yaml.safe_load(value)
-    return params
+    return [round(first * factor**k) for k in range(count)]
 
 
 def simulate_runs(
@@ -95,7 +90,7 @@ def simulate_runs(
     topology: str | None,
     gpus: int | None,
     algorithms: Sequence[str],
-    collective: str,
+    collective: str | None,
     sizes: Sequence[float | str],
     params: dict[str, object],
     quiet: bool,
@@ -105,8 +100,19 @@ def simulate_runs(
     from commsim.report.progress import progress_iter
 
     if scenario is not None:
-        if topology or algorithms or params:
-            raise CommsimError("give a scenario file or --topology/--algorithm flags, not both")
+        given = {
+            "--topology": topology,
+            "--gpus": gpus,
+            "--algorithm": algorithms or None,
+            "--collective": collective,
+            "--param": params or None,
+        }
+        flags = [flag for flag, value in given.items() if value is not None]
+        if flags:
+            raise CommsimError(
+                f"{', '.join(flags)} {'does' if len(flags) == 1 else 'do'} not apply to a scenario file: "
+                "the file gives the case (give a file or flags, not both)"
+            )
         from commsim.config import load_scenario
 
         loaded = load_scenario(scenario)
@@ -115,7 +121,7 @@ def simulate_runs(
         raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
     flag_cases = [(a, s) for a in algorithms for s in sizes]
     return [
-        simulate(topology, a, collective, s, gpus=gpus, params=params)
+        simulate(topology, a, collective or "all_reduce", s, gpus=gpus, params=params)
         for a, s in progress_iter(flag_cases, "simulating", not quiet)
     ]
 
@@ -125,7 +131,7 @@ def _runs(
     topology: str | None,
     gpus: int | None,
     algorithm: list[str] | None,
-    collective: str,
+    collective: str | None,
     size: list[str] | None,
     param: list[str] | None,
     select: list[str] | None,
@@ -141,8 +147,8 @@ def _runs(
         gpus,
         algorithm or [],
         collective,
-        sizes or [160e6],
-        _parse_params(param or []),
+        sizes or [160_000_000],
+        parse_params(param or []),
         quiet,
     )
     if scenario is not None and sizes:
@@ -175,9 +181,7 @@ def _headless() -> None:
 
 
 def _done(path: Path) -> None:
-    from rich.console import Console
-
-    Console(stderr=True).print(f"wrote {path}", highlight=False)
+    say(f"wrote {path}")
 
 
 def _draw(output: Path, make: Callable[[], Subject], draw: Callable[[Subject, Path], object]) -> None:
@@ -202,11 +206,12 @@ def busbw(
     topology: TopologyName = None,
     gpus: Gpus = None,
     algorithm: Algorithms = None,
-    collective: CollectiveName = "all_reduce",
+    collective: CollectiveName = None,
     sizes: Annotated[
         str | None,
         typer.Option(
-            help="Size range FIRST..LAST, doubling, e.g. 8..1G (default 8B..1GiB; " + SIZE_HELP + ")."
+            metavar="FIRST..LAST",
+            help="Size range FIRST..LAST, doubling, e.g. 8..1G (default 8B..1GiB; " + SIZE_HELP + ").",
         ),
     ] = None,
     size: Sizes = None,
@@ -234,11 +239,11 @@ def timeline(
     topology: TopologyName = None,
     gpus: Gpus = None,
     algorithm: Algorithms = None,
-    collective: CollectiveName = "all_reduce",
+    collective: CollectiveName = None,
     size: Sizes = None,
     param: Params = None,
     select: Select = None,
-    max_links: Annotated[int, typer.Option(help="Most links per run (the busiest).")] = 24,
+    max_links: Annotated[int, typer.Option(min=1, max=10_000, help="Most links per run (the busiest).")] = 24,
     quiet: Quiet = False,
 ) -> None:
     """When each link carried data (Gantt), one panel per run, bottleneck links in red."""
@@ -263,20 +268,18 @@ def heatmap(
     topology: TopologyName = None,
     gpus: Gpus = None,
     algorithm: Algorithms = None,
-    collective: CollectiveName = "all_reduce",
+    collective: CollectiveName = None,
     size: Sizes = None,
     param: Params = None,
     select: Select = None,
-    bins: Annotated[int, typer.Option(help="Number of time bins.")] = 100,
-    max_links: Annotated[int, typer.Option(help="Most links shown (the busiest).")] = 64,
+    bins: Annotated[int, typer.Option(min=1, max=10_000, help="Number of time bins.")] = 100,
+    max_links: Annotated[int, typer.Option(min=1, max=10_000, help="Most links shown (the busiest).")] = 64,
     quiet: Quiet = False,
 ) -> None:
     """Link utilisation over time as a heat map (links x time bins) for one run."""
     from commsim.report.plots import plot_utilisation_heatmap
 
     def run() -> Result:
-        if bins < 1:
-            raise CommsimError(f"--bins must be at least 1, got {bins}")
         results = _runs(scenario, topology, gpus, algorithm, collective, size, param, select, quiet)
         if len(results) != 1:
             raise CommsimError(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from commsim.cli.console import err, escape
 from commsim.units import SIZE_HELP
 
 if TYPE_CHECKING:
@@ -56,7 +57,6 @@ def sweep(
     """
     from commsim.sweep import load_sweep, make_runner, plot_winners, read_rows, run_sweep
 
-    err = Console(stderr=True, soft_wrap=True)
     loaded = load_sweep(spec)
     runner = make_runner(serial=serial, workers=workers, scheduler=scheduler)
     bar = _ProgressBar(err, enabled=not quiet and err.is_terminal)
@@ -66,18 +66,21 @@ def sweep(
         )
     except KeyboardInterrupt:
         bar.stop()
-        err.print(f"interrupted: the rows finished so far are in {output}; run the same command to resume")
+        err.print(
+            escape(f"interrupted: the rows finished so far are in {output}; run the same command to resume"),
+            highlight=False,
+        )
         raise
     finally:
         bar.stop()
     if not quiet:
-        err.print(_describe(summary), highlight=False)
+        err.print(escape(_describe(summary)), highlight=False)
     if plot is not None:
         plot_winners(
             read_rows(summary.output, summary.format), plot, title=f"{loaded.name}: fastest algorithm"
         )
         if not quiet:
-            err.print(f"wrote {plot}", highlight=False)
+            err.print(escape(f"wrote {plot}"), highlight=False)
 
 
 def _describe(summary: SweepSummary) -> str:
@@ -156,10 +159,8 @@ def measure(
     from commsim.measure import measure as run_measure
     from commsim.measure import next_commands
 
-    err = Console(stderr=True, soft_wrap=True)
-
     def started(name: str, command: list[str]) -> None:
-        err.print(f"running {name}: {shlex.join(command)}", highlight=False)
+        err.print(escape(f"running {name}: {shlex.join(command)}"), highlight=False)
 
     result = run_measure(
         nccl_tests,
@@ -173,12 +174,14 @@ def measure(
         on_start=started,
     )
     for note in result.notes:
-        err.print(f"note: {note}", highlight=False)
+        err.print(escape(f"note: {note}"), highlight=False)
     for log in result.logs:
         extra = f" and {log.json}" if log.json else ""
-        err.print(f"wrote {log.log}{extra}: {log.rows} sizes in {log.elapsed_s:.1f} s", highlight=False)
+        err.print(
+            escape(f"wrote {log.log}{extra}: {log.rows} sizes in {log.elapsed_s:.1f} s"), highlight=False
+        )
     if result.topology_matrix is not None:
-        err.print(f"wrote {result.topology_matrix}", highlight=False)
+        err.print(escape(f"wrote {result.topology_matrix}"), highlight=False)
     err.print("next, calibrate a model from these logs:", highlight=False)
     for command in next_commands(result):
         print(command)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from commsim.cli_console import err, out
+from commsim.cli.console import err, escape, out
 from commsim.errors import CommsimError
 
 if TYPE_CHECKING:
@@ -188,9 +188,11 @@ def calibrate(
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
     ]
     calibration = fit(validations, fit=fit_param)
-    out.print(calibration.describe(), highlight=False)
+    out.print(escape(calibration.describe()), highlight=False)
     calibration.save(output, validations[0].inference.topology)
-    err.print(f"wrote {output}; use it with: commsim validate LOG --calibrated {output}")
+    err.print(
+        escape(f"wrote {output}; use it with: commsim validate LOG --calibrated {output}"), highlight=False
+    )
 
 
 def _machine(topology: str | None, calibrated: Path | None) -> tuple[Topology | None, NcclParams | None]:
@@ -220,8 +222,6 @@ def _machine(topology: str | None, calibrated: Path | None) -> tuple[Topology | 
 
 def _print_validation(report: Validation) -> None:
     """The validation report as text: machine, one row per size, summary and verdict."""
-    from rich.markup import escape
-
     from commsim.units import format_bandwidth, format_size, format_time
 
     data = report.to_json()

@@ -1,0 +1,133 @@
+"""What the commands share: option types, ``--param``, and flags that do not apply.
+
+Option types carry click's usual metavars (``TEXT``, ``INTEGER``, ``PATH``,
+``SIZE``) so that ``--help`` says what each option takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any
+
+import typer
+
+from commsim.errors import CommsimError
+from commsim.units import SIZE_HELP
+
+__all__ = [
+    "Box",
+    "Gpus",
+    "Nic",
+    "Nodes",
+    "OutputFormat",
+    "TopologyName",
+    "flags_given",
+    "parse_params",
+    "reject_flags",
+]
+
+TopologyName = Annotated[
+    str | None, typer.Option(metavar="TEXT", help="Topology name, builder or YAML path.")
+]
+Gpus = Annotated[
+    int | None,
+    typer.Option(metavar="INTEGER", help="GPU count for builders (ring, fully_connected)."),
+]
+Box = Annotated[str | None, typer.Option(metavar="TEXT", help="Box of a cluster topology, e.g. dgx_a100.")]
+Nodes = Annotated[int | None, typer.Option(metavar="INTEGER", help="Boxes in a cluster topology.")]
+Nic = Annotated[str | None, typer.Option(metavar="TEXT", help="Network link kind of a cluster, e.g. ib_hdr.")]
+SizeList = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--size", metavar="SIZE", help=f"Message size, e.g. '160 MB' or '1M' (repeatable; {SIZE_HELP})."
+    ),
+]
+Params = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--param", metavar="KEY=VALUE", help="Algorithm parameter; VALUE is YAML, e.g. chunks=8 (repeatable)."
+    ),
+]
+OutputFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--format", metavar="table|json|csv", help="Output for people (table) or scripts (json, csv)."
+    ),
+]
+
+FORMATS = ("table", "json", "csv")
+
+
+def parse_params(items: Iterable[str]) -> dict[str, Any]:
+    """``["chunks=8", "kinds=[nvlink]"]`` to ``{"chunks": 8, "kinds": ["nvlink"]}``.
+
+    Values are read as YAML (safely: no tags, within the YAML limits).
+
+    Raises
+    ------
+    CommsimError
+        Naming the ``--param`` that is not ``KEY=VALUE``, is given twice, or
+        whose value is not readable YAML.
+    """
+    from commsim.yamlio import read_yaml
+
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise CommsimError(f"--param {item!r} must look like KEY=VALUE, e.g. --param chunks=8")
+        if key in params:
+            raise CommsimError(f"--param {key} is given twice; give it once")
+        try:
+            params[key] = read_yaml(value, f"--param {key}", CommsimError)[0]
+        except CommsimError as exc:
+            raise CommsimError(str(exc).replace(f"--param {key}:1:", f"--param {key}: column ")) from None
+    return params
+
+
+def choose_format(output_format: str | None, json_out: bool = False, csv_out: bool = False) -> str:
+    """One of ``table``, ``json``, ``csv`` from ``--format`` and the older ``--json``/``--csv``.
+
+    Raises
+    ------
+    CommsimError
+        If several are given, or ``--format`` names no format.
+    """
+    chosen = [f for f, on in (("json", json_out), ("csv", csv_out)) if on]
+    if output_format is not None:
+        if output_format not in FORMATS:
+            from commsim.errors import did_you_mean
+
+            hint = did_you_mean(output_format, FORMATS)
+            raise CommsimError(f"--format {output_format!r}: valid: {', '.join(FORMATS)}{hint}")
+        chosen.append(output_format)
+    if len(set(chosen)) > 1:
+        raise CommsimError("choose one output: --format table, --format json or --format csv")
+    return chosen[0] if chosen else "table"
+
+
+def flags_given(ctx: typer.Context, names: Sequence[str]) -> list[str]:
+    """The options among ``names`` (parameter names) given on the command line, as ``--flag``."""
+    given = []
+    for param in ctx.command.params:
+        if param.name not in names:
+            continue
+        source = ctx.get_parameter_source(param.name or "")
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            given.append(max(param.opts, key=len) if param.opts else f"--{param.name}")
+    return given
+
+
+def reject_flags(ctx: typer.Context, names: Sequence[str], why: str) -> None:
+    """Refuse the options among ``names`` that were given: they do not apply (``why``).
+
+    Raises
+    ------
+    CommsimError
+        ``--gpus, --collective do not apply to a scenario file: ...``.
+    """
+    given = flags_given(ctx, names)
+    if given:
+        verb = "does" if len(given) == 1 else "do"
+        raise CommsimError(f"{', '.join(given)} {verb} not apply {why}")

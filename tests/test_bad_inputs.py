@@ -1,0 +1,153 @@
+"""Realistic bad inputs, per surface: each answered with exit 2, one message naming what and where.
+
+The command-line cases run the CLI in-process through its ``main`` (as the
+console script does), so a whole table costs well under a second per case;
+one case runs as a real subprocess to check the exit code end to end.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from commsim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = str(ROOT / "scenarios" / "pcie_4gpu_sync_strategies.yaml")
+TRAINING = str(ROOT / "scenarios" / "resnet50_dgx1_overlap.yaml")
+FLAGS = ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring"]
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``(exit code, stdout, stderr with whitespace folded)`` of ``commsim ARGS``."""
+    old = sys.argv
+    sys.argv = ["commsim", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.argv = old
+    captured = capsys.readouterr()
+    return code, captured.out, " ".join(captured.err.split())
+
+
+# -- command-line misuse ------------------------------------------------------------------------
+
+CLI_CASES = [
+    # flags that do not apply to the input are refused by name, not ignored
+    ([*["run", SCENARIO], "--gpus", "16", "--collective", "broadcast"], "--gpus, --collective do not apply"),
+    ([*["run", SCENARIO], "--size", "1 MB"], "--size does not apply to a scenario file"),
+    ([*["run", TRAINING], "--explain"], "--explain does not apply to a training scenario"),
+    (
+        ["run", "--topology", "dgx1_v100", "--gpus", "4", "--algorithm", "ring"],
+        "--gpus does not apply to 'dgx1_v100'",
+    ),
+    # user text is shown as typed, never read as console markup
+    ([*FLAGS[:4], "[bold]ring"], "unknown algorithm '[bold]ring'"),
+    # nearest names
+    ([*FLAGS, "--collective", "al_reduce"], "did you mean 'all_reduce' or 'reduce'?"),
+    (["run", "--topology", "pcie_4gpu_swtich", "--algorithm", "ring"], "did you mean 'pcie_4gpu_switch'"),
+    # --param: YAML safely, errors as sentences
+    (
+        [*FLAGS, "--param", "chunks=!!python/object/apply:os.system [ls]"],
+        "the tag '!!python/object/apply:os.system' is not allowed",
+    ),
+    ([*FLAGS, "--param", "chunks=[1,"], "--param chunks"),
+    ([*FLAGS, "--param", "chunks"], "--param 'chunks' must look like KEY=VALUE"),
+    ([*FLAGS, "--param", "chunks=2", "--param", "chunks=4"], "--param chunks is given twice"),
+    # sizes: whole bytes > 0, booleans are not numbers
+    ([*FLAGS, "--size", "0"], "size '0' must be at least 1 byte"),
+    ([*FLAGS, "--size", "true"], "cannot read size 'true'"),
+    ([*FLAGS, "--size", "1.5"], "not a whole number of bytes"),
+    (["recommend", "--topology", "pcie_4gpu_switch", "--size", "0 B"], "must be at least 1 byte"),
+    # formats
+    ([*FLAGS, "--format", "jsno"], "did you mean 'json'"),
+    ([*FLAGS, "--format", "json", "--csv"], "choose one output"),
+    # numbers out of range
+    (["plot", "timeline", "-o", "t.png", "--max-links", "-3", *FLAGS[1:]], "Invalid value for '--max-links'"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), CLI_CASES)
+def test_command_line_misuse(args: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    start = time.perf_counter()
+    code, out, err = run_cli(args, capsys)
+    assert code == 2, err
+    assert message in err
+    assert "Traceback" not in err and out == ""
+    assert time.perf_counter() - start < 5  # generous: the bar is "well under a second" unloaded
+
+
+# -- scenario files -------------------------------------------------------------------------------
+
+GOOD = "name: x\ntopology: pcie_4gpu_switch\nsizes: [1 MB]\nalgorithms: [{algorithm: ring}]\n"
+
+FILE_CASES = [
+    # (file bytes, line:column of the problem, message)
+    ("name: x\nname: y\ntopology: pcie_4gpu_switch\n", "2:1", "key 'name' is given twice"),
+    (
+        GOOD + "overrides: {pcie: {bandwidth: 16}}\n",
+        ":5:",
+        "bandwidth 16 has no unit; write it with one, e.g. '16 GB/s'",
+    ),
+    (GOOD + "overrides: {pcie: {latency: 5}}\n", ":5:", "time 5 has no unit"),
+    ("a: " + "[" * 100 + "]" * 100 + "\n", "1:", "nested deeper than the limit of 40 levels"),
+    (
+        "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+        + "".join(
+            f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(9)
+        ),
+        ":",
+        "more than the limit of 1,000,000 values",
+    ),
+    ("name: x\ntopology: !!python/object/apply:os.system [ls]\n", "2:11", "is not allowed"),
+    ("name: caf\xe9\n".encode("latin-1"), "1:10", "not UTF-8 text (byte 0xE9"),
+    (b"\x00\x01\x02binary", ":1", "NUL bytes"),
+    ("name: x\n---\nname: y\n", "2:1", "more than one document"),
+]
+
+
+@pytest.mark.parametrize(("content", "where", "message"), FILE_CASES)
+def test_bad_scenario_files(
+    tmp_path: Path, content: str | bytes, where: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s[final].yaml"  # brackets in a name are not markup either
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_bytes(content)
+    code, out, err = run_cli(["run", str(path)], capsys)
+    assert code == 2 and out == ""
+    assert str(path) in err  # the whole name, brackets included
+    assert where in err and message in err
+    assert "Traceback" not in err
+
+
+def test_utf16_with_bom_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What PowerShell's ``>`` writes: UTF-16 with a byte-order mark."""
+    path = tmp_path / "s.yaml"
+    path.write_bytes(GOOD.encode("utf-16"))
+    code, out, err = run_cli(["run", str(path), "--format", "csv"], capsys)
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("ring,ring,all_reduce,pcie_4gpu_switch,4,1000000,")
+
+
+def test_exit_code_of_the_console_script() -> None:
+    """End to end: a flag that does not apply exits 2 with one line on stderr."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "commsim.cli", "run", SCENARIO, "--gpus", "16"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "error: --gpus does not apply to a scenario file: the file gives the case (give a file or flags, "
+        "not both)"
+    ]
