@@ -304,7 +304,7 @@ def calibration_table(entries: list[Entry]) -> list[str]:
             lines.append(f"| {entry.path.name} | fit refused: {exc} | | |")
             continue
         fitted = "<br>".join(fit_value(n, v, s) for n, (v, s) in calibration.fitted.items())
-        fitted += "".join(f"<br>({note})" for note in calibration.notes)
+        fitted += "".join(f"<br>({note})" for note in calibration.notes + calibration.warnings)
         unseparated = ", ".join(n for n, why in calibration.dropped.items() if not why.startswith("no "))
         before, after = calibration.before["all"], calibration.after["all"]
         lines.append(
