@@ -92,10 +92,9 @@ def replay_steps(
     link_bytes = np.zeros(n_links)
     link_busy = np.zeros(n_links)
     if size > 0:
-        step_bytes = np.bincount(ent_link, weights=flow_size[ent_flow], minlength=n_links)
+        step_bytes = np.bincount(ent_link, weights=flow_size[ent_flow], minlength=n_links).astype(np.float64)
         used = np.flatnonzero(np.bincount(ent_link, minlength=n_links))
-        for _ in range(pattern.n_steps):  # += once per step, as the per-send replay adds
-            link_bytes += step_bytes
+        link_bytes = _repeated_sum(step_bytes, pattern.n_steps)
         busy = 0.0
         for elapsed in (moved - start).tolist():
             busy += elapsed
@@ -110,6 +109,28 @@ def replay_steps(
     for key, value in fields.items():
         object.__setattr__(record, key, value)
     return record
+
+
+def _repeated_sum(values: FloatArray, times: int) -> FloatArray:
+    """``0.0 + v + v + ... + v`` (``times`` additions) per element, as adding once per step gives.
+
+    The sum is rounded after every addition, so it is not ``times * v``;
+    each distinct value is summed once in Python floats (the same IEEE
+    additions numpy makes element by element).
+    """
+    distinct, inverse = np.unique(values, return_inverse=True)
+    if distinct.size > 64:  # many different values: add whole arrays
+        total = np.zeros(values.size)
+        for _ in range(times):
+            total += values
+        return total
+    sums = np.empty(distinct.size)
+    for j, value in enumerate(distinct.tolist()):
+        acc = 0.0
+        for _ in range(times):
+            acc += value
+        sums[j] = acc
+    return sums[inverse.reshape(-1)]
 
 
 def _step_times(
