@@ -125,6 +125,48 @@ def test_third_party_ring_all_gather_with_fused_steps() -> None:
     assert replay(schedule, topo).makespan_s == pytest.approx(300e-6, rel=1e-12)
 
 
+def _msccl_tools_ring(n: int) -> str:
+    """An in-place ring all-reduce with one channel per chunk, laid out as msccl-tools writes it.
+
+    The layout (``o_chunks="0"``, no size range, ``s``/``rrs``/``rrcs``/``rcs``/``r`` chains, one
+    channel per chunk) follows microsoft/msccl-tools ``experiments_ar/ring_8_1.xml``: chunk ``c``
+    starts at GPU ``c``, is reduced along the ring (``rrs``), completed at GPU ``c-1`` (``rrcs``)
+    and copied back around (``rcs``) until GPU ``c-2`` (``r``).
+    """
+    chains = {0: ["s", "rcs"], n - 2: ["rrs", "r"], n - 1: ["rrcs"]}
+    lines = [
+        f'<algo name="allreduce_ring" proto="LL128" nchannels="{n}" nchunksperloop="{n}" ngpus="{n}" '
+        'coll="allreduce" inplace="1">'
+    ]
+    for g in range(n):
+        lines.append(f'  <gpu id="{g}" i_chunks="{n}" o_chunks="0" s_chunks="0">')
+        for c in range(n):
+            lines.append(f'    <tb id="{c}" send="{(g + 1) % n}" recv="{(g - 1) % n}" chan="{c}">')
+            for s, kind in enumerate(chains.get((g - c) % n, ["rrs", "rcs"])):
+                lines.append(
+                    f'      <step s="{s}" type="{kind}" srcbuf="i" srcoff="{c}" dstbuf="i" dstoff="{c}" '
+                    'cnt="1" depid="-1" deps="-1" hasdep="0"/>'
+                )
+            lines.append("    </tb>")
+        lines.append("  </gpu>")
+    return "\n".join([*lines, "</algo>"])
+
+
+def test_msccl_tools_ring_all_reduce_imports_and_replays_as_a_ring() -> None:
+    """8 chains of 2(n-1) = 14 hops, one per chunk, each hop on a different link at any moment.
+
+    On a ring of 8 GPUs with 10 GB/s links and no latency no two chains share a link, so
+    the time is 14 hops of S/8: 14 x 1 MB / 10 GB/s = 1.4 ms for S = 8 MB, the ring's own time.
+    """
+    algo = parse_msccl(_msccl_tools_ring(8))
+    assert msccl_problems(algo) == []
+    topo = ring(8, bandwidth="10 GB/s", latency=0)
+    schedule = msccl_to_schedule(algo, topo, 8e6)
+    schedule.verify(check_races=True)
+    assert schedule.n_ops == 8 * 14
+    assert replay(schedule, topo).makespan_s == pytest.approx(1.4e-3, rel=1e-12)
+
+
 def test_write_msccl_writes_the_checked_xml(tmp_path: Path) -> None:
     """The file holds exactly the export's text; reading it back gives the same algorithm."""
     schedule = simulate(ring(4, bandwidth="10 GB/s"), "ring", "all_gather", "4 MB").schedule

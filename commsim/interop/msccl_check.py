@@ -7,11 +7,13 @@ bounds at run time.
 
 1. GPUs are numbered ``0 .. ngpus-1``, each once; ``nchannels >= 1`` and
    every thread block's ``chan`` is below it.
-2. Chunk counts agree: ``i_chunks``, ``o_chunks`` positive, ``s_chunks``
-   not negative; ``nchunksperloop`` is ``max(i_chunks, o_chunks)`` (the
-   runtime cuts the call's buffer into that many chunks); all-gather's
-   output is ``ngpus`` inputs, reduce-scatter's input ``ngpus`` outputs,
-   all-reduce's input and output are the same size.
+2. Chunk counts agree: ``i_chunks`` and ``o_chunks`` positive (an
+   in-place all-reduce may give ``o_chunks="0"``, as msccl-tools writes:
+   its output is its input), ``s_chunks`` not negative; ``nchunksperloop``
+   is ``max(i_chunks, o_chunks)`` (the runtime cuts the call's buffer into
+   that many chunks); all-gather's output is ``ngpus`` inputs,
+   reduce-scatter's input ``ngpus`` outputs, all-reduce's input and output
+   are the same size.
 3. Thread blocks of a GPU are numbered ``0 .. k-1`` (a gap is refused), at
    most :data:`MAX_THREAD_BLOCKS`; peers are -1 or another GPU; no two
    thread blocks of a GPU send to (or receive from) the same peer on one
@@ -100,6 +102,8 @@ def _check_header(algo: MscclAlgo, out: list[str]) -> None:
 def _check_chunks(algo: MscclAlgo, gpu: MscclGpu, out: list[str]) -> None:
     at = algo.where(gpu.line)
     i, o, n = gpu.i_chunks, gpu.o_chunks, algo.ngpus
+    if o == 0 and algo.coll == "allreduce" and algo.inplace:
+        o = i  # msccl-tools' in-place all-reduce: the output is the input
     if i < 1 or o < 1 or gpu.s_chunks < 0:
         out.append(f"{at}gpu {gpu.id}: i_chunks and o_chunks must be positive, s_chunks not negative")
         return
@@ -151,7 +155,8 @@ def _check_steps(algo: MscclAlgo, gpu: MscclGpu, tb: MscclTb, out: list[str]) ->
         out.append(
             f"{algo.where(tb.line)}gpu {gpu.id} tb {tb.id}: {len(tb.steps)} steps, at most {MAX_STEPS}"
         )
-    sizes = {"i": gpu.i_chunks, "o": gpu.o_chunks, "s": gpu.s_chunks}
+    aliased = gpu.o_chunks == 0 and algo.coll == "allreduce" and bool(algo.inplace)
+    sizes = {"i": gpu.i_chunks, "o": gpu.i_chunks if aliased else gpu.o_chunks, "s": gpu.s_chunks}
     tbs = {t.id: t for t in gpu.tbs}
     for position, step in enumerate(tb.steps):
         at = f"{algo.where(step.line)}gpu {gpu.id} tb {tb.id} step {step.s}: "
