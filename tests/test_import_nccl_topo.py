@@ -80,6 +80,43 @@ def test_nccl_rings_replay_at_the_nvswitch_closed_form() -> None:
     )
 
 
+def test_grace_c2c_replaces_the_pcie_link_to_its_cpu(tmp_path: Path) -> None:
+    """A GPU with ``<c2c bw="44712" count="5"/>``: 5 x 44,712 MB/s = 223.56 GB/s to its CPU, no PCIe there."""
+    text = (
+        (H100 / "nccl_topo.xml")
+        .read_text()
+        .replace(
+            '<gpu dev="0" sm="90" rank="0" gdr="1"/>',
+            '<gpu dev="0" sm="90" rank="0" gdr="1"><c2c bw="44712" count="5"/></gpu>',
+        )
+    )
+    path = tmp_path / "gh200.xml"
+    path.write_text(text)
+    imported = read_nccl_topo(path)
+    link = imported.topology.link("gpu0", "cpu0")
+    assert (link.kind, link.bandwidth_Bps) == ("nvlink_c2c", 5 * 44712e6)
+    assert "line 4: gpu0's PCIe link to cpu0 is replaced by its nvlink_c2c" in imported.notes
+
+
+def test_gpu_behind_a_switch_keeps_pcie_and_gains_its_cpu_nvlink(tmp_path: Path) -> None:
+    """POWER9-style NVLink to the CPU (target class 0x060000) from a GPU under a PCIe switch: both links."""
+    text = (
+        (HGX / "hgx_h100_4gpu_topo.xml")
+        .read_text()
+        .replace(
+            '<nvlink target="0000:05:00.0" count="5" tclass="0x068000"/>',
+            '<nvlink target="0000:00:00.0" count="3" tclass="0x060000"/>',
+            1,
+        )
+    )
+    path = tmp_path / "p9.xml"
+    path.write_text(text)
+    topo = read_nccl_topo(path).topology
+    assert (topo.link("gpu0", "cpu0").kind, topo.link("gpu0", "cpu0").count) == ("nvlink2", 3)
+    assert topo.link("gpu0", "pcisw_0000:16:00.0").kind == "pcie5_x16"
+    assert topo.link("gpu0", "nvswitch0").count == 13
+
+
 def _broken(tmp_path: Path, old: str, new: str, source: Path = HGX / "hgx_h100_4gpu_topo.xml") -> Path:
     text = source.read_text()
     assert old in text

@@ -25,6 +25,11 @@ The machine built from it:
   as one ``nvswitch0`` with each GPU's links to them summed (NCCL too merges
   NVSwitches into one node); the NVLink generation from the GPU's PCI
   device ID in commsim's GPU catalogue, else from NVLinks per GPU;
+* a GPU's own link to its CPU, ``<c2c bw count>`` (Grace: NVLink-C2C at
+  ``bw`` MB/s per link, as NCCL reads it) or an ``<nvlink>`` whose target
+  class is a host bridge (POWER9: NVLink 2), joins the GPU to its CPU; when
+  the GPU's PCIe link goes straight to that CPU too, it is replaced (NCCL
+  routes over the faster link; the note says so);
 * socket-only interfaces are no device: they are listed in
   :attr:`NcclTopoImport.host_interfaces` (a host with only those has no NIC
   for GPUDirect or RDMA).
@@ -88,6 +93,8 @@ class _Builder:
     links: list[PhysicalLink] = field(default_factory=list)
     gpu_bus: dict[str, str] = field(default_factory=dict)  # busid -> gpu name
     nvlinks: list[tuple[str, str, int, XmlElement]] = field(default_factory=list)
+    cpu: str = "cpu0"  # the <cpu> being walked
+    host_links: dict[str, tuple[PhysicalLink, XmlElement]] = field(default_factory=dict)  # gpu -> C2C/NVLink
     gpu_model: str | None = None
     host_pcie: str = "pcie4_x16"
     notes: list[str] = field(default_factory=list)
@@ -148,9 +155,16 @@ def _pci(node: XmlElement, parent: str, box: int, builder: _Builder) -> None:
         builder.links.append(PhysicalLink(name, parent, kind))
         builder.gpu_bus[busid.lower()] = name
         for link in gpu.children:
-            if link.tag == "nvlink":
+            if link.tag == "nvlink" and link.attrs.get("tclass", "").startswith("0x0600"):
+                _to_cpu(
+                    name, PhysicalLink(name, builder.cpu, "nvlink2", link.integer("count")), link, builder
+                )
+            elif link.tag == "nvlink":
                 target = link.text("target", "the bus id of the GPU or NVSwitch at the other end")
                 builder.nvlinks.append((name, target.lower(), link.integer("count"), link))
+            elif link.tag == "c2c":
+                bandwidth = link.number("bw") * 1e6 * link.integer("count")  # MB/s per link, as NCCL reads it
+                _to_cpu(name, PhysicalLink(name, builder.cpu, "nvlink_c2c", 1, bandwidth), link, builder)
     elif nics:
         for nic in nics:
             for net in (c for c in nic.children if c.tag == "net"):
@@ -168,6 +182,25 @@ def _pci(node: XmlElement, parent: str, box: int, builder: _Builder) -> None:
             f"line {node.line}: PCI device {busid} (class {node.attrs.get('class')}) is neither GPU, "
             "NIC nor switch: left out"
         )
+
+
+def _to_cpu(gpu: str, link: PhysicalLink, node: XmlElement, builder: _Builder) -> None:
+    """A GPU's own link to its CPU (NVLink-C2C on Grace, NVLink on POWER9), kept for :func:`_host_links`."""
+    if link.count < 1 or (link.bandwidth_Bps is not None and not link.bandwidth_Bps > 0):
+        raise node.error("count and bw must be positive")
+    builder.host_links[gpu] = (link, node)
+
+
+def _host_links(builder: _Builder) -> None:
+    """Add the GPUs' CPU links; one straight to the CPU replaces the GPU's PCIe link (NCCL uses it)."""
+    for gpu, (link, node) in builder.host_links.items():
+        pcie = next(k for k, p in enumerate(builder.links) if p.a == gpu and p.b != "nvswitch0")
+        if builder.links[pcie].b == link.b:
+            builder.notes.append(
+                f"line {node.line}: {gpu}'s PCIe link to {link.b} is replaced by its {link.kind}"
+            )
+            del builder.links[pcie]
+        builder.links.append(link)
 
 
 def _gpu_model(root: XmlElement) -> tuple[str | None, str | None]:
@@ -225,6 +258,7 @@ def nccl_topo_to_topology(root: XmlElement, name: str = "nccl_topo") -> NcclTopo
     vendor = cpus[0].attrs.get("vendor", "")
     builder = _Builder(gpu_model=gpu_model, host_pcie=host_pcie or "pcie4_x16")
     for k, cpu in enumerate(cpus):
+        builder.cpu = f"cpu{k}"
         builder.devices.append(
             Device(f"cpu{k}", "cpu", model=f"{vendor} NUMA node {cpu.attrs.get('numaid', k)}")
         )
@@ -235,6 +269,7 @@ def nccl_topo_to_topology(root: XmlElement, name: str = "nccl_topo") -> NcclTopo
     kinds = choose_kinds(
         gpu_model, "AMD EPYC" if "AMD" in vendor else vendor or None, None, None, None, None, links_per_gpu
     )
+    _host_links(builder)
     _nvlinks(builder, kinds["nvlink"][0])
     socket = kinds["socket"][0]
     builder.links += [
