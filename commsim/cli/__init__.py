@@ -20,6 +20,7 @@ import typer
 from commsim.cli.calibrate import calibrate, validate
 from commsim.cli.catalogue import algos, gpus, topo_app
 from commsim.cli.console import err, error
+from commsim.cli.export import export_app
 from commsim.cli.plot import plot_app
 from commsim.cli.run import recommend, run
 from commsim.cli.sweep import measure, sweep
@@ -62,6 +63,7 @@ app.command("gpus")(gpus)
 app.command("algos")(algos)
 app.add_typer(topo_app, name="topo")
 app.add_typer(plot_app, name="plot")
+app.add_typer(export_app, name="export")
 
 _METAVARS = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "Path": "PATH", "bool": "BOOLEAN"}
 

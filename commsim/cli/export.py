@@ -1,0 +1,140 @@
+"""``commsim export ...``: files other tools run or read, from commsim's plans and models.
+
+A thin typer sub-app over :mod:`commsim.interop`; mounted by :mod:`commsim.cli`
+as ``export``. Every file is written whole or not at all (a temporary file
+renamed into place once its text is complete); bad input raises
+:class:`~commsim.errors.CommsimError`, which the CLI turns into exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from commsim.cli.console import say
+from commsim.cli.options import parse_params
+from commsim.errors import CommsimError
+from commsim.units import SIZE_HELP
+
+if TYPE_CHECKING:
+    from commsim.topology import Topology
+
+__all__ = ["export_app", "write_whole"]
+
+export_app = typer.Typer(
+    no_args_is_help=True,
+    help="Write MSCCL algorithms, NCCL tuner rules and ASTRA-sim networks from commsim's plans and models.",
+)
+
+TopologyName = Annotated[str, typer.Option(metavar="TEXT", help="Topology name, builder or YAML path.")]
+Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fully_connected).")]
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, renamed when complete."""
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _topology(name: str, gpus: int | None) -> Topology:
+    from commsim.topology import get_topology
+
+    return get_topology(name, **({"gpus": gpus} if gpus is not None else {}))
+
+
+@export_app.command("msccl")
+def export_msccl(
+    topology: TopologyName,
+    algorithm: Annotated[
+        str, typer.Option(metavar="TEXT", help="Algorithm name (commsim algos lists them).")
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="The MSCCL XML file to write.")],
+    collective: Annotated[
+        str, typer.Option(metavar="TEXT", help="Collective, e.g. all_reduce.")
+    ] = "all_reduce",
+    size: Annotated[
+        str, typer.Option(metavar="SIZE", help=f"Size the plan is made for ({SIZE_HELP}).")
+    ] = "1 MB",
+    param: Annotated[
+        list[str] | None,
+        typer.Option(metavar="KEY=VALUE", help="Algorithm parameter; VALUE is YAML (repeatable)."),
+    ] = None,
+    proto: Annotated[
+        str, typer.Option(metavar="TEXT", help="MSCCL protocol: Simple, LL128 or LL.")
+    ] = "Simple",
+    min_bytes: Annotated[int, typer.Option(help="Smallest call size the algorithm is for, bytes.")] = 0,
+    max_bytes: Annotated[int | None, typer.Option(help="Largest call size, bytes (default: --size).")] = None,
+    gpus: Gpus = None,
+) -> None:
+    """Plan, verify and write one collective as an MSCCL algorithm (for NCCL's and RCCL's MSCCL builds)."""
+    from commsim.api import simulate
+    from commsim.interop.msccl import schedule_to_msccl
+
+    result = simulate(
+        _topology(topology, gpus), algorithm, collective, size, params=parse_params(param or []), verify=True
+    )
+    if result.schedule is None:  # simulate always plans; kept for the type checker
+        raise CommsimError(f"algorithm {algorithm!r} gave no schedule to export")
+    name = f"commsim_{algorithm}_{result.collective}_{result.ranks}gpus"
+    export = schedule_to_msccl(
+        result.schedule, name=name, proto=proto, min_bytes=min_bytes, max_bytes=max_bytes
+    )
+    write_whole(output, export.xml)
+    algo = export.algo
+    blocks = sum(len(gpu.tbs) for gpu in algo.gpus)
+    grid = "exact" if export.exact else "chunk boundaries rounded to the grid"
+    say(
+        f"wrote {output}: {algo.coll} on {algo.ngpus} GPUs, {algo.nchannels} channels, "
+        f"{blocks} thread blocks, {algo.nchunksperloop} chunks per loop ({grid})"
+    )
+
+
+@export_app.command("nccl-tuner")
+def export_nccl_tuner(
+    topology: TopologyName,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The tuner CSV file to write.")],
+    collective: Annotated[
+        list[str] | None,
+        typer.Option(metavar="TEXT", help="Collective to tune (repeatable; default all five)."),
+    ] = None,
+    gpus: Gpus = None,
+) -> None:
+    """Write the NCCL model's algorithm and protocol per size as NCCL's example tuner plugin reads them.
+
+    Load it with NCCL_TUNER_PLUGIN=<path to libnccl-tuner-example.so> and
+    NCCL_TUNER_CONFIG_FILE=<this file> (see the README).
+    """
+    from commsim.collectives import get_collective
+    from commsim.interop.nccl_tuner import TUNER_COLLECTIVES, tuner_csv, tuner_rows
+
+    machine = _topology(topology, gpus)
+    chosen = [get_collective(c) for c in collective] if collective else list(TUNER_COLLECTIVES)
+    rules = tuner_rows(machine, chosen)
+    write_whole(output, tuner_csv(rules, machine.name))
+    say(f"wrote {output}: {len(rules)} rules for {len(chosen)} collectives on {machine.name}")
+
+
+@export_app.command("astra")
+def export_astra(
+    topology: TopologyName,
+    output: Annotated[Path, typer.Option("-o", "--output", help="The ASTRA-sim network YAML file to write.")],
+    gpus: Gpus = None,
+) -> None:
+    """Write a machine of rings, full meshes and switches as an ASTRA-sim analytical network (GB = 2^30 B)."""
+    from commsim.interop.astra import astra_yaml, topology_to_astra
+
+    network = topology_to_astra(_topology(topology, gpus))
+    write_whole(output, astra_yaml(network))
+    dims = " x ".join(f"{b}({n})" for b, n in zip(network.topology, network.npus_count))
+    say(f"wrote {output}: {dims}")
