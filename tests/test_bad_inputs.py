@@ -110,6 +110,21 @@ FILE_CASES = [
     ("name: caf\xe9\n".encode("latin-1"), "1:10", "not UTF-8 text (byte 0xE9"),
     (b"\x00\x01\x02binary", ":1", "NUL bytes"),
     ("name: x\n---\nname: y\n", "2:1", "more than one document"),
+    # pydantic's wording becomes the user's
+    (
+        GOOD.replace("{algorithm: ring}", "{algorithm: ring, lable: a}"),
+        "4:39",
+        "algorithms.0.lable: unknown field 'lable'; valid: algorithm, label, params; did you mean 'label'?",
+    ),
+    (GOOD.replace("pcie_4gpu_switch", "5"), "2:11", "topology: expected text or a mapping of fields, got 5"),
+    (
+        GOOD.replace("pcie_4gpu_switch", "{builder: ring, gpus: x}"),
+        "2:33",
+        "gpus: expected a whole number, got 'x'",
+    ),
+    (GOOD + "root: -1\n", "5:7", "root: must be at least 0, got -1"),
+    (GOOD.replace("name: x", "name:"), "1:6", "name: expected text, got nothing"),
+    (GOOD.replace("sizes: [1 MB]", "sizes: [true]"), "3:9", "size True is a boolean"),
 ]
 
 
@@ -127,6 +142,8 @@ def test_bad_scenario_files(
     assert str(path) in err  # the whole name, brackets included
     assert where in err and message in err
     assert "Traceback" not in err
+    for jargon in ("Input should", "function-after", "NoneType", "Extra inputs", "instance of"):
+        assert jargon not in err
 
 
 def test_utf16_with_bom_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

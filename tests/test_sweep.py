@@ -221,7 +221,8 @@ def test_a_sweep_without_grid_is_one_scenario() -> None:
         (
             "topology: pcie_4gpu_switch\nalgorithm: ring\nsizes: [1 MB]\n",
             "bad.yaml:3:8: sizes",
-            "Extra inputs are not permitted",
+            "unknown field 'sizes'; valid: name, description, topology, algorithm, collective, size, "
+            "params, overrides, ranks, root, grid; did you mean 'size'?",
         ),
         (
             "topology: {builder: cluster, box: dgx_a100, node: 2}\nalgorithm: ring\nsize: 1 MB\n",

@@ -646,7 +646,8 @@ def _load_error(tmp_path: Path, text: str) -> str:
         ),
         pytest.param(
             _HEADER + "links:\n  - {between: [gpu0, gpu1], kind: nvlink2, colour: red}\n",
-            "FILE:6:52: links.0.colour: Extra inputs are not permitted",
+            "FILE:6:52: links.0.colour: unknown field 'colour'; "
+            "valid: between, kind, count, bandwidth, latency",
             id="extra-field",
         ),
         pytest.param(
@@ -661,7 +662,7 @@ def _load_error(tmp_path: Path, text: str) -> str:
         ),
         pytest.param(
             "name: t\ndevices: []\n",
-            "FILE:2:10: devices: List should have at least 1 item",
+            "FILE:2:10: devices: needs at least 1 item, got 0",
             id="no-devices",
         ),
     ],
