@@ -293,6 +293,7 @@ def _one_message(err: Any, fields: list[str] | None) -> str:
         words = {"greater_than_equal": "at least", "greater_than": "more than"}
         words |= {"less_than_equal": "at most", "less_than": "less than"}
         bound = next(iter(ctx.values()), "?")
+        bound = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
         return f"must be {words[kind]} {bound}, got {_describe(value)}"
     if kind == "too_short":
         least = ctx.get("min_length")

@@ -101,21 +101,24 @@ def test_machines_with_pcie_trees_do_not_export() -> None:
     [
         (
             "topology: [ Ring, Torus ]\nnpus_count: [4, 2]\nbandwidth: [1, 1]\nlatency: [1, 1]\n",
-            ":1:19: topology.1: Input should be 'Ring', 'FullyConnected' or 'Switch'",
+            ":1:19: topology.1: expected 'Ring', 'FullyConnected' or 'Switch', got 'Torus'",
         ),
         (
             "topology: [ Ring ]\nnpus_count: [1]\nbandwidth: [1]\nlatency: [1]\n",
-            ":2:14: npus_count.0: Input should be greater than or equal to 2",
+            ":2:14: npus_count.0: must be at least 2, got 1",
         ),
         (
             "topology: [ Ring ]\nnpus_count: [4]\nbandwidth: [0]\nlatency: [1]\n",
-            ":3:13: bandwidth.0: Input should be greater than 0",
+            ":3:13: bandwidth.0: must be more than 0, got 0",
         ),
         (
             "topology: [ Ring, Switch ]\nnpus_count: [4, 2]\nbandwidth: [1]\nlatency: [1, 1]\n",
             "bandwidth has 1 entries but topology has 2 dimensions",
         ),
-        ("topology: [ Ring ]\nnpus_count: [4]\nlatency: [1]\n", "bandwidth: Field required"),
+        (
+            "topology: [ Ring ]\nnpus_count: [4]\nlatency: [1]\n",
+            "bandwidth: missing required field 'bandwidth'",
+        ),
         ("topology: [ Ring\n", ":2:1: not valid YAML"),
     ],
 )
