@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
@@ -36,7 +37,9 @@ from commsim.engine.fairshare import MaxMinFair, SharingPolicy
 from commsim.engine.recorder import Recorder
 from commsim.errors import TopologyError
 from commsim.schedule import Schedule, connection_next, routed_pairs
-from commsim.topology.model import Topology
+
+if TYPE_CHECKING:  # the engine needs a topology's methods, not the package (YAML, schema)
+    from commsim.topology.model import Topology
 
 __all__ = ["ReplayRecord", "reduction_delays_s", "replay"]
 

@@ -19,7 +19,7 @@ replays it send by send.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,7 +28,9 @@ from commsim.engine.arrays import expand_rows, gather_csr
 from commsim.engine.fairshare import SharingPolicy
 from commsim.engine.replay import ReplayRecord
 from commsim.schedule import RingPattern, Schedule
-from commsim.topology.model import Topology
+
+if TYPE_CHECKING:  # the engine needs a topology's methods, not the package (YAML, schema)
+    from commsim.topology.model import Topology
 
 __all__ = ["StepRecord", "replay_steps"]
 
