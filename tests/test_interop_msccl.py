@@ -251,6 +251,21 @@ def test_checker_names_each_broken_rule(old: str, new: str, message: str) -> Non
     assert any(message in p for p in problems), problems
 
 
+def test_checker_limits_attribute_length() -> None:
+    """The runtime keeps 255 characters of an attribute: a longer route hint would be cut."""
+    long_route = ",".join(f"switch{i}" for i in range(40))
+    algo = parse_msccl(
+        _mutated(
+            '<tb id="0" send="1" recv="3" chan="0">',
+            f'<tb id="0" send="1" recv="3" chan="0" commsim_via="{long_route}">',
+        )
+    )
+    assert any(
+        f"attribute commsim_via has {len(long_route)} characters, at most 255" in p
+        for p in msccl_problems(algo)
+    )
+
+
 def test_checker_finds_unpaired_sends_and_bad_dependencies() -> None:
     """gpu 0 sends 4 times to gpu 1 (one receive step turned into a send is not receivable), and deps."""
     unpaired = _mutated('<step s="3" type="r"', '<step s="3" type="rcs"')

@@ -17,7 +17,8 @@ bounds at run time.
 3. Thread blocks of a GPU are numbered ``0 .. k-1`` (a gap is refused), at
    most :data:`MAX_THREAD_BLOCKS`; peers are -1 or another GPU; no two
    thread blocks of a GPU send to (or receive from) the same peer on one
-   channel, and one channel serves at most :data:`MAX_TBS_PER_CHANNEL`.
+   channel, and one channel serves at most :data:`MAX_TBS_PER_CHANNEL`;
+   an attribute value holds at most :data:`MAX_STRING` characters.
 4. Steps are numbered ``0 .. n-1`` in order, at most :data:`MAX_STEPS` per
    thread block; a sending step needs a send peer, a receiving step a
    receive peer; ``cnt`` is in ``1 .. MAX_COUNT-1``; every chunk a step
@@ -41,6 +42,7 @@ from commsim.interop.msccl_format import RECEIVES, SENDS, MscclAlgo, MscclGpu, M
 __all__ = [
     "MAX_COUNT",
     "MAX_STEPS",
+    "MAX_STRING",
     "MAX_TBS_PER_CHANNEL",
     "MAX_THREAD_BLOCKS",
     "check_msccl",
@@ -53,6 +55,8 @@ MAX_THREAD_BLOCKS = 216
 """Thread blocks per GPU (``MSCCL_MAX_NUM_THREAD_BLOCKS``, 108 x 2)."""
 MAX_TBS_PER_CHANNEL = 32
 """Send (or receive) thread blocks per channel (``MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL``)."""
+MAX_STRING = 255
+"""Characters of an attribute value the runtime's XML reader keeps (``MSCCL_MAX_STR_LEN``)."""
 MAX_COUNT = 72
 """A step's ``cnt`` must be below this (``MSCCL_MAX_COUNT``)."""
 
@@ -131,6 +135,11 @@ def _check_tbs(algo: MscclAlgo, gpu: MscclGpu, out: list[str]) -> None:
         at = algo.where(tb.line)
         if not 0 <= tb.chan < algo.nchannels:
             out.append(f"{at}tb {tb.id}: chan={tb.chan} outside 0..{algo.nchannels - 1}")
+        for key, value in tb.extra.items():
+            if len(value) > MAX_STRING:
+                out.append(
+                    f"{at}tb {tb.id}: attribute {key} has {len(value)} characters, at most {MAX_STRING}"
+                )
         for role, peer in (("send", tb.send), ("recv", tb.recv)):
             if peer == -1:
                 continue
