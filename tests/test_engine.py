@@ -492,16 +492,26 @@ def test_sharing_policy_is_replaceable() -> None:
 # -- routes found for many destinations at once ----------------------------------------------
 
 
-@pytest.mark.parametrize("kinds", [None, ("nvlink",), ("pcie",)])
-def test_routes_found_in_bulk_are_the_pairwise_routes(kinds: tuple[str, ...] | None) -> None:
+@pytest.mark.parametrize(
+    ("kinds", "slots"), [(None, 4), (("nvlink",), 4), (("pcie",), 4), (None, 1), (None, 0)]
+)
+def test_routes_found_in_bulk_are_the_pairwise_routes(
+    kinds: tuple[str, ...] | None, slots: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """One search per source (``prefetch_routes``) picks exactly the routes of the pair search.
 
     On a 2:1 fat tree of four DGX A100 boxes, for every pair of devices (GPUs,
     NICs, switches, CPUs): the same tuple of routes, or the same refusal.
     The pair search is the reference (bidirectional search, then widest
-    bottleneck, then the endpoints' own NICs, sorted).
+    bottleneck, then the endpoints' own NICs, sorted). ``slots``: how many
+    NICs of other GPUs the array version tracks per route before it hands
+    the source to the Python version (0: every source with such NICs, 1:
+    those whose routes pass two).
     """
+    import commsim.topology.routing as routing
     from commsim.topology import get_topology
+
+    monkeypatch.setattr(routing, "_SLOTS", slots)
 
     bulk = get_topology(
         "cluster", box="dgx_a100", nodes=4, nic="ib_hdr", fabric="fat_tree", oversubscription=2.0

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.linkkinds import LINK_KINDS, get_link_kind, kinds_matching
-from commsim.topology.routing import best_routes_from, shortest_path_dag, shortest_paths
+from commsim.topology.routing import best_routes_arrays, best_routes_from, shortest_path_dag, shortest_paths
 from commsim.units import format_bandwidth
 
 if TYPE_CHECKING:
@@ -213,6 +215,7 @@ class Topology:
         self._route_cache: dict[tuple[str, str, frozenset[str] | None], tuple[tuple[int, ...], ...]] = {}
         self._device_index = {d.name: i for i, d in enumerate(self.devices)}
         self._bandwidth = [link.bandwidth_Bps for link in self.links]
+        self._bandwidth_array = np.array(self._bandwidth, dtype=float)
         self._nic_serves = {d.name: d.serves for d in self.devices if d.kind == "nic" and d.serves}
         self._check_connected()
 
@@ -421,8 +424,14 @@ class Topology:
         for src, targets in by_source.items():
             if len(targets) >= _MANY_TARGETS:
                 pred = shortest_path_dag(self._succ, src, targets, middle, edge_ok)
-                found = best_routes_from(
-                    src, sorted(targets - {src}), pred, self._bandwidth, self._nic_serves
+                ordered = sorted(targets - {src})
+                arrays = best_routes_arrays(
+                    src, ordered, pred, self._device_index, self._bandwidth_array, self._nic_serves
+                )
+                found = (  # None: routes through many NICs of other GPUs
+                    arrays
+                    if arrays is not None
+                    else best_routes_from(src, ordered, pred, self._bandwidth, self._nic_serves)
                 )
                 for dst, routes in found.items():
                     self._route_cache[(src, dst, allowed)] = routes
