@@ -78,6 +78,7 @@ from commsim.calibrate.validate import Validation, error_summary, validate_log
 from commsim.collectives import get_collective
 from commsim.errors import CalibrationError, UnknownNameError
 from commsim.nccl.machine import analyse
+from commsim.nccl.model import NcclModel
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
 from commsim.topology.linkkinds import FAMILIES
 from commsim.topology.model import Topology
@@ -136,6 +137,7 @@ def _case(
         tuple(r.nbytes for r in rows),
         np.array([r.measured_time_s for r in rows]),
         machine_key(inference.facts),
+        NcclModel(topo, base, inference.nccl_version),
     )
 
 

@@ -10,7 +10,7 @@ every size, with central finite-difference Jacobians in log space;
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -18,7 +18,7 @@ from scipy.optimize import least_squares
 from commsim.algorithms.base import Problem as ModelProblem
 from commsim.calibrate.fit_checks import MachineKey
 from commsim.collectives import Collective
-from commsim.nccl.model import predict
+from commsim.nccl.model import NcclModel
 from commsim.nccl.params import NcclParams
 from commsim.topology.model import Topology
 
@@ -45,14 +45,15 @@ class Case:
     nbytes: tuple[int, ...]
     measured_s: np.ndarray
     machine: MachineKey
+    model: NcclModel | None = field(default=None, compare=False)
 
     def predicted(self, params: NcclParams) -> np.ndarray:
-        """Predicted time of every size (s)."""
+        """Predicted time of every size (s); one model keeps the box's replayed bandwidths across calls."""
+        model = (self.model or NcclModel(self.topology, params)).with_params(params)
         return np.array(
             [
-                predict(
+                model.predict(
                     ModelProblem(self.topology, self.ranks, self.collective, float(n)),
-                    params,
                     self.gpus_per_thread,
                     self.algorithms,
                     self.protocols,

@@ -296,7 +296,7 @@ def forced_choices(
                 note="NCCL_PROTO restricts NCCL's choice",
             )
     if excluded:
-        from commsim.nccl.constants import ALGORITHMS
+        from commsim.nccl.tuning import ALGORITHMS
 
         algorithms = tuple(a for a in (algorithms or ALGORITHMS) if a not in excluded)
     return facts, algorithms, protocols, _unmodelled(settings)

@@ -18,7 +18,7 @@ from commsim.calibrate.inference import RunInference, RunOptions, infer_run
 from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests, load_nccl_tests_runs
 from commsim.collectives import Collective, busbw_factor, get_collective
 from commsim.errors import ParseError, TopologyError
-from commsim.nccl.model import predict
+from commsim.nccl.model import NcclModel
 from commsim.nccl.params import NcclParams
 from commsim.textfile import read_text_file
 from commsim.topology.model import Topology
@@ -220,12 +220,12 @@ def validate_log(
         raise TopologyError(f"machine {topo.name!r} holds none of the run's ranks")
     factor = busbw_factor(coll, len(ranks)) if len(ranks) > 1 else 1.0
     rows = []
+    model = NcclModel(topo, params, inference.nccl_version)
     for row in log.rows:
         if row.nbytes <= 0:
             continue
-        guess = predict(
+        guess = model.predict(
             Problem(topo, ranks, coll, float(row.nbytes)),
-            params,
             inference.gpus_per_thread,
             inference.algorithms,
             inference.protocols,

@@ -22,9 +22,12 @@ from commsim.algorithms.registry import register
 from commsim.algorithms.ring import Ring
 from commsim.algorithms.tree import Tree
 from commsim.collectives import Collective
-from commsim.nccl.model import NcclPrediction, _ring_schedule, predict
+from commsim.nccl.channels import ring_packing
+from commsim.nccl.intra import chain_schedule, packed_rings
+from commsim.nccl.model import P2P_COLLECTIVES, NcclModel, NcclPrediction, ring_schedule
 from commsim.nccl.params import NcclParams
 from commsim.schedule import Schedule
+from commsim.topology.model import Topology
 from commsim.units import format_bandwidth, format_time
 
 __all__ = ["Nccl"]
@@ -39,6 +42,9 @@ class NcclAlgorithmParams(Params):
     )
     protocols: list[Literal["LL", "LL128", "Simple"]] | None = Field(
         None, description="allowed protocols, like NCCL_PROTO"
+    )
+    nccl_version: str | None = Field(
+        None, pattern=r"^\d+\.\d+(\.\d+)?$", description="NCCL release whose tables apply (newest if unset)"
     )
 
 
@@ -62,18 +68,30 @@ class Nccl(Algorithm):
             Collective.ALL_GATHER,
             Collective.BROADCAST,
             Collective.REDUCE,
+            Collective.ALL_TO_ALL,
+            Collective.GATHER,
         }
     )
     Params = NcclAlgorithmParams
     time_from_model = True
 
+    def model(self, topology: Topology) -> NcclModel:
+        """The NCCL model of ``topology`` (kept for the last topology asked, so plan and time share it)."""
+        assert isinstance(self.params, NcclAlgorithmParams)
+        kept = getattr(self, "_model", None)
+        if kept is None or kept.topology is not topology:
+            kept = NcclModel.of(topology, version=self.params.nccl_version)
+            self._model = kept
+        return kept
+
     def predict(self, problem: Problem) -> NcclPrediction:
         """The model's choice and every candidate for ``problem``."""
         assert isinstance(self.params, NcclAlgorithmParams)
-        params = NcclParams.of(problem.topology)
         algorithms = tuple(self.params.algorithms) if self.params.algorithms else None
         protocols = tuple(self.params.protocols) if self.params.protocols else None
-        return predict(problem, params, self.params.gpus_per_thread, algorithms, protocols)
+        return self.model(problem.topology).predict(
+            problem, self.params.gpus_per_thread, algorithms, protocols
+        )
 
     def plan(self, problem: Problem) -> Schedule:
         self.check(problem)
@@ -87,10 +105,20 @@ class Nccl(Algorithm):
                 return Direct().plan(problem)
             if not single:
                 return Hierarchical().plan(problem)
-            return _ring_schedule(problem.topology, problem.ranks, machine.transport, problem.nbytes, False)
+            return ring_schedule(problem.topology, problem.ranks, machine.transport, problem.nbytes, False)
+        if problem.collective in P2P_COLLECTIVES:  # grouped sends straight to each peer
+            return Direct().plan(problem)
         if problem.collective in (Collective.BROADCAST, Collective.REDUCE):
+            if single:
+                topo, coll = problem.topology, problem.collective
+                return chain_schedule(
+                    topo, problem.ranks, machine.transport, problem.nbytes, coll, problem.root
+                )
             return Tree({"shape": "chain"}).plan(problem)
         if single and machine.transport == "nvlink":
+            rings = ring_packing(problem.topology, problem.ranks)
+            if rings is not None:
+                return packed_rings(problem.ranks, rings, problem.nbytes, problem.collective)
             return MultiRing().plan(problem)
         return Ring().plan(problem)
 

@@ -38,7 +38,7 @@ import math
 from commsim.nccl.machine import GPU_FABRICS
 from commsim.topology.model import Topology
 
-__all__ = ["MAX_RING_RANKS", "ring_packing_busbw"]
+__all__ = ["MAX_RING_RANKS", "ring_packing", "ring_packing_busbw"]
 
 _GBPS = 1e9
 
@@ -62,8 +62,8 @@ def _direct(topology: Topology, route: tuple[int, ...]) -> bool:
     return len(route) == 1 and topology.links[route[0]].family in GPU_FABRICS
 
 
-def ring_packing_busbw(topology: Topology, ranks: tuple[str, ...]) -> float | None:
-    """Bus bandwidth (B/s) of the best set of concurrent rings over ``ranks``; None above 8 ranks.
+def ring_packing(topology: Topology, ranks: tuple[str, ...]) -> list[tuple[tuple[str, ...], float]] | None:
+    """The best set of concurrent rings over ``ranks``: each ring's rank order and rate (B/s).
 
     Parameters
     ----------
@@ -74,9 +74,9 @@ def ring_packing_busbw(topology: Topology, ranks: tuple[str, ...]) -> float | No
 
     Returns
     -------
-    float or None
-        The largest total ring rate the directed links allow; None when the
-        solver cannot say (the caller then replays one ring).
+    list of (rank order, rate) or None
+        Rings with a positive rate, largest first; None above 8 ranks or when
+        the solver cannot say (the caller then replays one ring).
     """
     n = len(ranks)
     if n < 2 or n > MAX_RING_RANKS:
@@ -99,7 +99,19 @@ def ring_packing_busbw(topology: Topology, ranks: tuple[str, ...]) -> float | No
             row[c] += 1.0
     capacity = [topology.links[link].bandwidth_Bps / _GBPS for link in links]  # GB/s: well scaled
     result = linprog(c=[-1.0] * len(cycles), A_ub=rows, b_ub=capacity, bounds=(0, None), method="highs")
-    if not result.success:
-        return None  # the caller replays one ring instead
-    total = -float(result.fun) * _GBPS
-    return total if math.isfinite(total) and total > 0 else None
+    if not result.success or not math.isfinite(float(result.fun)):
+        return None
+    rates = [float(x) * _GBPS for x in result.x]
+    floor = 1e-9 * max(rates, default=0.0)
+    rings = [(tuple(ranks[i] for i in cycle), rate) for cycle, rate in zip(cycles, rates) if rate > floor]
+    return sorted(rings, key=lambda ring: -ring[1]) or None
+
+
+def ring_packing_busbw(topology: Topology, ranks: tuple[str, ...]) -> float | None:
+    """Bus bandwidth (B/s) of the best set of concurrent rings over ``ranks``; None above 8 ranks.
+
+    A ring all-reduce whose ranks each send at ``r`` has bus bandwidth ``r``,
+    so the rings' total rate is their bus bandwidth together.
+    """
+    rings = ring_packing(topology, ranks)
+    return sum(rate for _, rate in rings) if rings else None

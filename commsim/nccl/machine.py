@@ -69,6 +69,10 @@ class NcclMachine:
         Network bandwidth of one box, per direction, summed over its NICs.
     net_family : str or None
         ``"infiniband"`` or ``"ethernet"`` for multi-node runs.
+    net_kind : str or None
+        The link kind of the used NICs (``"ib_ndr"``, ``"efa_v2"`` ...).
+    net_transport : str or None
+        NCCL's network transport over them (``"ib"``, ``"roce"``, ``"efa"``, ``"socket"`` ...).
     """
 
     nodes: int
@@ -78,6 +82,8 @@ class NcclMachine:
     nvls: bool
     nic_Bps: float
     net_family: str | None
+    net_kind: str | None = None
+    net_transport: str | None = None
 
     @property
     def intra_hop(self) -> str:
@@ -112,25 +118,25 @@ def _transport(topology: Topology, box_ranks: list[str]) -> str:
     return "pcie" if topology.peer_to_peer else "shm"
 
 
-def _network(topology: Topology, box: int, box_ranks: list[str]) -> tuple[float, str | None]:
-    """Network bandwidth of the NICs the box's ranks use, and the network family.
+def _network(topology: Topology, box: int, box_ranks: list[str]) -> tuple[float, str | None, str | None]:
+    """Network bandwidth of the NICs the box's ranks use, the network family and the NICs' link kind.
 
     NCCL gives each GPU the NIC(s) closest to it, so only NICs that serve a
     rank of the box count (a run with one GPU per host uses one of its eight
     NICs); NICs that serve no particular GPU count when no NIC serves a rank.
     """
     members = set(box_ranks)
-    by_nic: dict[str, tuple[float, str]] = {}
+    by_nic: dict[str, tuple[float, str, str]] = {}
     for link in topology.links:
         device = topology.device(link.src)
         if device.kind == "nic" and device.box == box and link.family in ("infiniband", "ethernet"):
-            bandwidth, _ = by_nic.get(device.name, (0.0, link.family))
-            by_nic[device.name] = (bandwidth + link.bandwidth_Bps, link.family)
+            bandwidth, _, _ = by_nic.get(device.name, (0.0, link.family, link.kind))
+            by_nic[device.name] = (bandwidth + link.bandwidth_Bps, link.family, link.kind)
     serving = [n for n in by_nic if members & set(topology.device(n).serves)]
     unassigned = [n for n in by_nic if not topology.device(n).serves]
     chosen = serving or unassigned or list(by_nic)
-    family = by_nic[chosen[0]][1] if chosen else None
-    return sum(by_nic[n][0] for n in chosen), family
+    family, kind = (by_nic[chosen[0]][1], by_nic[chosen[0]][2]) if chosen else (None, None)
+    return sum(by_nic[n][0] for n in chosen), family, kind
 
 
 def analyse(topology: Topology, ranks: tuple[str, ...]) -> NcclMachine:
@@ -142,5 +148,13 @@ def analyse(topology: Topology, ranks: tuple[str, ...]) -> NcclMachine:
     transport = _transport(topology, first)
     arch = gpu_arch(topology.device(first[0]).model)
     nvls = transport == "nvswitch" and arch in ("hopper", "blackwell")
-    nic_Bps, family = _network(topology, min(boxes), first) if len(boxes) > 1 else (0.0, None)
-    return NcclMachine(len(boxes), len(first), transport, arch, nvls, nic_Bps, family)
+    nic_Bps, family, kind = _network(topology, min(boxes), first) if len(boxes) > 1 else (0.0, None, None)
+    net_transport = _transport_of(kind)
+    return NcclMachine(len(boxes), len(first), transport, arch, nvls, nic_Bps, family, kind, net_transport)
+
+
+def _transport_of(kind: str | None) -> str | None:
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    entry = LINK_KINDS.get(kind) if kind else None
+    return entry.transport if entry is not None else None

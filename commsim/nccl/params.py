@@ -13,7 +13,12 @@ Defaults and where they come from:
   a PCIe 3.0 x16 slot moves about 12-13 GB/s of its 15.75 GB/s after packet
   overheads. InfiniBand 0.90 and Ethernet 0.70: RDMA reaches ~99 % of line
   rate in ``ib_send_bw`` but NCCL's proxy and chunking lose ~10 %; Ethernet
-  transports (TCP sockets, AWS EFA) lose more. Inter-socket links 0.80.
+  transports (TCP sockets, AWS EFA) lose more. Per transport where it
+  differs from its family: RoCE 0.90 (the same verbs and NCCL ``NET/IB``
+  transport as InfiniBand, so the same losses), GPUDirect-TCPXO 0.90 (fit:
+  the one development log over TCPXO, 2 x a3-megagpu-8g, reaches 180 GB/s
+  algorithm bandwidth of 8 x 200 Gbit/s = 200 GB/s at 8 GiB with NCCL's
+  2-node tree; one log, so about +-0.05). Inter-socket links 0.80.
 - ``shm_efficiency``: without GPU peer-to-peer, NCCL copies through pinned
   host memory: the GPU writes over PCIe into DRAM, the peer reads it back;
   the effective PCIe rate is about half of nominal (the GPU copy engines and
@@ -54,13 +59,15 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "nvlink": 0.78,
     "pcie": 0.80,
     "infiniband": 0.90,
+    "roce": 0.90,
+    "tcpxo": 0.90,
     "ethernet": 0.70,
     "inter_socket": 0.80,
     "host_memory": 1.0,
 }
 """Fraction of nominal bandwidth NCCL reaches, per link family."""
 
-DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 36e-6, "socket": 59e-6}
+DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 36e-6, "socket": 59e-6, "tcpxo": 28e-6}
 """Overhead of one network step beyond its links' latency, per NCCL network transport (seconds).
 
 NCCL's ``hwLat`` table has one NET row for every transport; the socket
@@ -71,10 +78,12 @@ smallest sizes, where the time is all latency: 8 B on 2 x p3dn (EFA v1,
 NCCL 2.4.8; ring/LL, 2 network steps) measures 145 us against 109 us of NCCL's
 own latencies, launch and two 10 us link hops, so 36 us per step; 8 B on
 2 x g5.2xlarge (TCP sockets, NCCL 2.11.4; 2 ranks, 2 network steps) measures
-173 us against 55 us, so 59 us per step. Checked on a log not used: 2 x p4d
+173 us against 55 us, so 59 us per step; 8 B to 4 KiB on 2 x a3-megagpu-8g
+(GPUDirect-TCPXO, NCCL's 2-node tree/LL, 2 network steps) measure a median
+124 us against 68 us, so 28 us per step. Checked on a log not used: 2 x p4d
 (EFA v2, NCCL 2.7.8) measures 159 us at 8 B, the model then 141-145 us.
 Uncertainty: one log each, so of the order of the spread of small sizes in
-them (+-10 %). Other transports (InfiniBand, RoCE, Slingshot, TCPX/TCPXO)
+them (+-10 %). Other transports (InfiniBand, RoCE, Slingshot, TCPX)
 have none: no development log measures them apart from InfiniBand, where
 NCCL's own table fits.
 """
@@ -103,6 +112,18 @@ class NcclParams(BaseModel):
     def family_efficiency(self, name: str) -> float:
         """Efficiency of one link family or kind: given here, else the default (1.0 without one)."""
         return self.efficiency.get(name, DEFAULT_EFFICIENCY.get(name, 1.0))
+
+    def network_efficiency(self, kind: str | None, transport: str | None, family: str | None) -> float:
+        """Efficiency of the used NICs: their kind, else their transport, else their family.
+
+        A given figure wins over a default at every level, the most specific first.
+        """
+        names = [n for n in (kind, transport, family) if n]
+        for table in (self.efficiency, DEFAULT_EFFICIENCY):
+            for name in names:
+                if name in table:
+                    return table[name]
+        return 1.0
 
     def transport_latency(self, transport: str) -> float:
         """Per-step overhead of a network transport (s): given here, else its default, else 0."""

@@ -1,0 +1,225 @@
+"""NCCL's candidates for one call: every (algorithm, protocol) with its latency and algorithm bandwidth.
+
+Latencies follow NCCL's ``tuning.cc`` of the release in use
+(:mod:`commsim.nccl.tuning`): ``baseLat`` plus ``hwLat`` per step and hop
+kind, with the network route's own latency and transport overhead added to
+every network step. Bandwidths are physical: the box's ring bus bandwidth
+measured by replay (:mod:`commsim.nccl.intra`) and the NICs of the used GPUs
+at their network efficiency, scaled by NCCL's per-protocol factors and
+ceilings. Each function returns ``(algorithm, protocol, latency_s,
+algbw_Bps)`` tuples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from commsim.collectives import Collective
+from commsim.nccl.machine import NcclMachine
+from commsim.nccl.tuning import PROTOCOLS, TuningTable
+
+__all__ = ["P2P_COLLECTIVES", "Bandwidths", "Raw", "nvls", "p2p", "pat", "ring", "tree"]
+
+Raw = tuple[str, str, float, float]
+
+P2P_COLLECTIVES = frozenset(
+    {Collective.ALL_TO_ALL, Collective.GATHER, Collective.SCATTER, Collective.SEND_RECV}
+)
+"""Collectives NCCL runs as grouped point-to-point sends (``ncclSend``/``ncclRecv``), not rings or trees."""
+
+
+@dataclass(frozen=True)
+class Bandwidths:
+    """What one call's candidates are priced from.
+
+    Attributes
+    ----------
+    intra_Bps : float
+        Ring bus bandwidth inside one box (infinite with one GPU per box).
+    net_Bps : float
+        Network bandwidth of one box per direction, its used NICs at their efficiency (infinite on one box).
+    net_latency_s : float
+        Extra latency of one network step: the route's links and the transport's overhead.
+    nvlink_port_Bps : float
+        NVLS algorithm bandwidth of one GPU (its NVLink ports at the NVLS efficiency).
+    version : tuple of int or None
+        The NCCL release (major, minor); None for the newest.
+    """
+
+    intra_Bps: float
+    net_Bps: float
+    net_latency_s: float
+    nvlink_port_Bps: float
+    version: tuple[int, int] | None
+
+    @property
+    def busbw_Bps(self) -> float:
+        """The ring's bus bandwidth: the box's or the network's, whichever is lower."""
+        return min(self.intra_Bps, self.net_Bps)
+
+
+def ring_steps(collective: Collective, n: int) -> int:
+    """Ring steps of one call (at least 1: a one-rank call still takes a step)."""
+    if n < 2:
+        return 1
+    if collective is Collective.ALL_REDUCE:
+        return 2 * (n - 1)
+    if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return n - 1
+    return n
+
+
+def _inter_steps(table: TuningTable, collective: Collective, nodes: int) -> int:
+    if nodes < 2:
+        return 0
+    if collective is Collective.ALL_REDUCE:
+        return 2 * nodes if table.inter_steps_per_node else 2 * (nodes - 1)
+    return nodes - 1 if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER) else nodes
+
+
+def _protocols(table: TuningTable, m: NcclMachine, version: tuple[int, int] | None) -> tuple[str, ...]:
+    """LL and Simple always; LL128 on NVLink boxes of the generations the release enables it for (2.5+)."""
+    ll128 = (
+        m.transport in ("nvlink", "nvswitch")
+        and m.arch in table.ll128_archs
+        and (version is None or version >= (2, 5))
+    )
+    return PROTOCOLS if ll128 else ("LL", "Simple")
+
+
+def _inter_latency(table: TuningTable, m: NcclMachine, bw: Bandwidths, algorithm: str, proto: str) -> float:
+    """One network step: NCCL's ``hwLat[NET]`` plus the route (twice for Simple, the flush, from 2.12)."""
+    row = "tree" if (m.per_node == 1 and table.one_gpu_per_node_tree_latency) else algorithm
+    route = bw.net_latency_s * (2 if proto == "Simple" and table.net_overhead_s > 0 else 1)
+    return table.hop_latency_s["net"][row][proto] + route
+
+
+def ring(
+    problem_collective: Collective, n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable, nbytes: float
+) -> list[Raw]:
+    """Ring candidates.
+
+    Latency ``baseLat + (steps - inter) x intra hop + inter x network hop``;
+    bandwidth the ring's bus bandwidth times the protocol's factor (capped by
+    ``llMaxBw`` for LL) times ``n / steps``.
+    """
+    coll = problem_collective
+    steps, inter = ring_steps(coll, n), _inter_steps(table, coll, m.nodes)
+    inter = min(inter, steps)
+    all_reduce_like = coll in (Collective.ALL_REDUCE, Collective.REDUCE)
+    out = []
+    for proto in _protocols(table, m, bw.version):
+        intra_hop = table.hop_latency_s[m.intra_hop]["ring"][proto]
+        if m.nodes > 1:
+            intra_hop *= table.ll_multi_node_intra if proto == "LL" else 1.0
+            intra_hop = max(intra_hop, table.net_overhead_s * (3 if proto == "Simple" else 1))
+        latency = table.base_latency_s["ring"][proto] + (steps - inter) * intra_hop
+        latency += inter * _inter_latency(table, m, bw, "ring", proto) if m.nodes > 1 else 0.0
+        if proto == "Simple" and coll is Collective.ALL_REDUCE and m.nodes > 1 and nbytes >= n / 16 * 65536:
+            latency *= table.plateau[0 if m.arch in ("pascal", "volta", "turing") else 1]  # ring plateau
+        busbw = bw.busbw_Bps
+        if proto == "LL":
+            busbw = min(busbw * table.ring_ll(all_reduce_like, m.nodes > 1), table.ll_cap(m.nodes, m.arch))
+        elif proto == "LL128":
+            busbw *= 0.7 if (m.per_node < 2 and table.ring_ll_factor is None) else 0.92
+        out.append(("ring", proto, latency, busbw * n / steps))
+    return out
+
+
+def tree(n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable, nbytes: float) -> list[Raw]:
+    """Double binary tree all-reduce candidates.
+
+    Latency: ``baseLat + 2 ((ranks per node - 1) x intra hop + log2(nodes) x
+    network hop)``. Bandwidth: half the tree's bus bandwidth (NCCL's
+    ``ratio .5``) at NCCL's tree factor, times NCCL's correction for the size.
+    Across two nodes each NIC direction carries the whole buffer once (the
+    two trees are rooted in different nodes), so the network limits the
+    algorithm bandwidth to the box's NIC bandwidth, not half of it; beyond
+    two nodes interior nodes send and receive twice and the network counts
+    like the box's ring.
+    """
+    out = []
+    for proto in _protocols(table, m, bw.version):
+        intra_hop = table.hop_latency_s[m.intra_hop]["tree"][proto]
+        if m.nodes > 1 and proto == "LL":
+            intra_hop *= table.ll_multi_node_intra
+        inter = math.log2(m.nodes) * _inter_latency(table, m, bw, "tree", proto) if m.nodes > 1 else 0.0
+        latency = table.base_latency_s["tree"][proto] + 2 * ((m.per_node - 1) * intra_hop + inter)
+        box = bw.intra_Bps if m.nodes <= 2 else bw.busbw_Bps
+        busbw = box * table.tree_factor
+        if table.tree_cap_Bps:
+            a100_ll128 = "_ll128_a100" if (proto == "LL128" and m.arch == "ampere") else ""
+            busbw = min(busbw, table.tree_cap_Bps[("near" if m.nodes <= 2 else "far") + a100_ll128])
+        if proto == "LL":
+            busbw = min(busbw / 3.8, table.ll_cap(m.nodes, m.arch))
+        elif proto == "LL128":
+            busbw *= 7 / 9 if m.nodes == 1 else table.tree_ll128_multi_node
+        algbw = busbw * 0.5
+        if m.nodes == 2:
+            algbw = min(algbw, bw.net_Bps)
+        out.append(("tree", proto, latency, algbw * table.correction(proto, nbytes)))
+    return out
+
+
+def nvls(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
+    """NVLink SHARP in one box, or NVLS-tree across boxes (Simple only).
+
+    NVLS: latency ``hwLat[NVLINK][NVLS]``, bandwidth the GPU's NVLink ports
+    at the NVLS efficiency. NVLS-tree: plus ``2 log2(nodes)`` network steps,
+    and beyond two nodes half the network bandwidth (interior nodes of the
+    tree send and receive twice; NCCL's ``bwInter/2``).
+    """
+    intra = table.hop_latency_s["nvlink"]["nvls"]["Simple"]
+    if m.nodes == 1:
+        return [("nvls", "Simple", intra, bw.nvlink_port_Bps)] if table.available("nvls", bw.version) else []
+    if not table.available("nvls_tree", bw.version):
+        return []
+    latency = table.hop_latency_s["nvlink"]["nvls_tree"]["Simple"]
+    latency += 2 * math.log2(m.nodes) * _inter_latency(table, m, bw, "nvls_tree", "Simple")
+    inter = bw.net_Bps if m.nodes <= 2 else bw.net_Bps / 2
+    return [("nvls_tree", "Simple", latency, min(bw.nvlink_port_Bps, inter))]
+
+
+def pat(n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
+    """PAT all-gather / reduce-scatter (NCCL 2.23+, one GPU per node): busbw x 0.75.
+
+    Latency ``8 us + log2(nodes) x network hop / 3.5 + 2.8 us per rank`` (tuning.cc).
+    """
+    if not table.available("pat", bw.version) or m.per_node != 1 or m.nodes < 2:
+        return []
+    latency = 8e-6 + math.log2(m.nodes) * _inter_latency(table, m, bw, "ring", "Simple") / 3.5 + n * 2.8e-6
+    return [("pat", "Simple", latency, bw.busbw_Bps * 0.75)]
+
+
+def p2p(collective: Collective, n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
+    """Grouped sends: every rank's traffic to its peers at once, limited by its box and its node's NICs.
+
+    nccl-tests' sizes: all-to-all sends ``size / n`` to each of the ``n``
+    ranks; gather and scatter move ``size / n`` between the root and each
+    rank; send/recv sends the whole ``size`` to the next rank. Inside a box
+    the rate is measured by replaying the same sends among the box's ranks
+    (``bw.intra_Bps`` is that replay's algorithm bandwidth; for send/recv,
+    the box's ring bus bandwidth, one hop per rank as a ring step); a box's
+    pieces of an ``n``-rank call are ``per_node / n`` of that replay's.
+    Across boxes a node's ranks share its NICs. The returned "algorithm
+    bandwidth" is ``size / transfer time``.
+    """
+    per_node, nodes = m.per_node, m.nodes
+    if collective is Collective.SEND_RECV:
+        intra_share, node_bytes = (1.0 if per_node > 1 else 0.0), (1.0 if nodes > 1 else 0.0)
+        node_bytes /= max(per_node, 1)  # one rank of each node sends across; its share of the NICs
+    elif collective is Collective.ALL_TO_ALL:
+        intra_share, node_bytes = (per_node / n if per_node > 1 else 0.0), per_node * (n - per_node) / n
+    else:  # gather / scatter: the root's link carries (n-1)/n of the buffer
+        intra_share, node_bytes = (per_node / n if per_node > 1 else 0.0), (n - per_node) / n
+    seconds_per_byte = max(
+        intra_share / bw.intra_Bps if intra_share and math.isfinite(bw.intra_Bps) else 0.0,
+        node_bytes / bw.net_Bps if node_bytes and math.isfinite(bw.net_Bps) and bw.net_Bps > 0 else 0.0,
+    )
+    if nodes > 1:
+        hop = table.hop_latency_s["net"]["ring"]["Simple"] + bw.net_latency_s
+    else:
+        hop = table.hop_latency_s[m.intra_hop]["ring"]["Simple"]
+    latency = table.base_latency_s["ring"]["Simple"] + hop
+    return [("p2p", "Simple", latency, 1.0 / seconds_per_byte if seconds_per_byte else math.inf)]
