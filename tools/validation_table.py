@@ -100,8 +100,24 @@ OUTLIERS = (
 )
 
 
+_NDR200X4 = RunOptions(nic="ib_ndr200", nics_per_node=4)
 OPTIONS: dict[str, RunOptions] = {
     "H100-SXM-CoreWeave_all_reduce_96gpu_12node-IB-SHARP_1.txt": RunOptions(gpu="h100_sxm"),
+    # NCCL_ALGO=ring is on the command line the source shows, not in the log's own output
+    "A100-SXM4-p4d_all_reduce_16gpu_2node-EFA400_1.txt": RunOptions(
+        nic="efa_v2", nics_per_node=4, algorithms=("ring",)
+    ),
+    "V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt": RunOptions(nic="efa_v1", nics_per_node=1),
+    # AWS lists g5.2xlarge networking as "up to 10 Gbps"
+    "A10G-AWS-g5.2xlarge_all_reduce_2gpu_2node-TCP-socket_1.txt": RunOptions(nic="tcp_10g", nics_per_node=1),
+    "H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt": RunOptions(
+        nic="tcpxo_200g", nics_per_node=8
+    ),
+    "H100-SXM-DellXE9680_all_reduce_16gpu_2node-IB-NDR400x8_1.txt": RunOptions(nic="ib_ndr", nics_per_node=8),
+    "H100-SXM-HGX_all_reduce_64gpu_8node-IB-NDR400x8_1.txt": RunOptions(nic="ib_ndr", nics_per_node=8),
+    "H100-SXM5-4GPU-NVLink_all_gather_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
+    "H100-SXM5-4GPU-NVLink_all_reduce_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
+    "H100-SXM5-4GPU-NVLink_reduce_scatter_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
 }
 """Facts a log does not print, given as a user would (from the data README's hardware column)."""
 

@@ -308,6 +308,15 @@ _OTHER_KINDS = [
         "ib",
     ),
     LinkKind(
+        "ib_ndr200",
+        "infiniband",
+        200e9 / 8,
+        1e-6,
+        "InfiniBand NDR200 (NDR signalling on 2 lanes, a ConnectX-7 port set to 200 Gbit/s): "
+        "200 Gbit/s; ~1 us per hop (switch + cable)",
+        "ib",
+    ),
+    LinkKind(
         "ib_ndr",
         "infiniband",
         400e9 / 8,
