@@ -298,9 +298,11 @@ def test_saved_topology_holds_the_fitted_values(
     assert text.startswith("# calibrated by commsim.calibrate.fit on synthetic dgx_a100 all_reduce")
     data = yaml.safe_load(text)
     assert data["name"] == cluster.name and len(data["devices"]) == len(cluster.devices)
-    assert data["nccl"]["efficiency"]["nvlink3"] == two_machines.fitted["efficiency.nvlink3"][0]
-    assert data["nccl"]["efficiency"]["infiniband"] == two_machines.fitted["efficiency.infiniband"][0]
-    assert data["nccl"]["launch_s"] == two_machines.fitted["launch_s"][0]
+    fitted = {name: value for name, (value, _) in two_machines.fitted.items()}
+    assert data["nccl"]["efficiency"]["nvlink3"] == pytest.approx(fitted["efficiency.nvlink3"], rel=1e-12)
+    infiniband = fitted["efficiency.infiniband"]
+    assert data["nccl"]["efficiency"]["infiniband"] == pytest.approx(infiniband, rel=1e-12)
+    assert data["nccl"]["launch_s"] == pytest.approx(fitted["launch_s"], rel=1e-12)
     assert NcclParams.model_validate(data["nccl"]) == two_machines.params
 
 

@@ -299,7 +299,8 @@ def test_cluster_errors(params: dict[str, Any], error: type[Exception], message:
 
 
 def test_nic_kind_error_lists_network_kinds() -> None:
-    with pytest.raises(TopologyError, match=r"valid: .*eth_100g, .*ib_hdr, ib_ndr, ib_ndr200, ib_xdr, .*roce_400g"):
+    valid = r"valid: .*eth_100g, .*ib_hdr, ib_ndr, ib_ndr200, ib_xdr, .*roce_400g"
+    with pytest.raises(TopologyError, match=valid):
         cluster(nic="qpi")
 
 

@@ -25,6 +25,7 @@ from commsim.collectives import Collective
 from commsim.nccl.channels import ring_packing
 from commsim.nccl.intra import chain_schedule, packed_rings
 from commsim.nccl.model import P2P_COLLECTIVES, NcclModel, NcclPrediction, ring_schedule
+from commsim.nccl.network import MAX_CHANNEL_RANKS, node_rings, node_trees
 from commsim.nccl.params import NcclParams
 from commsim.schedule import Schedule
 from commsim.topology.model import Topology
@@ -100,11 +101,13 @@ class Nccl(Algorithm):
         single = machine.nodes == 1
         if problem.collective is Collective.ALL_REDUCE:
             if chosen == "tree":
+                if not single and machine.per_node * problem.n <= MAX_CHANNEL_RANKS:
+                    return node_trees(problem.topology, problem.ranks, machine.transport, problem.nbytes)
                 return Tree({"shape": "double_binary"}).plan(problem)
             if chosen == "nvls":
                 return Direct().plan(problem)
             if not single:
-                return Hierarchical().plan(problem)
+                return _node_rings(problem, machine.transport) or Hierarchical().plan(problem)
             return ring_schedule(problem.topology, problem.ranks, machine.transport, problem.nbytes, False)
         if problem.collective in P2P_COLLECTIVES:  # grouped sends straight to each peer
             return Direct().plan(problem)
@@ -115,7 +118,9 @@ class Nccl(Algorithm):
                     topo, problem.ranks, machine.transport, problem.nbytes, coll, problem.root
                 )
             return Tree({"shape": "chain"}).plan(problem)
-        if single and machine.transport == "nvlink":
+        if not single:
+            return _node_rings(problem, machine.transport) or Ring().plan(problem)
+        if machine.transport == "nvlink":
             rings = ring_packing(problem.topology, problem.ranks)
             if rings is not None:
                 return packed_rings(problem.ranks, rings, problem.nbytes, problem.collective)
@@ -145,3 +150,13 @@ class Nccl(Algorithm):
                 f"algbw {format_bandwidth(c.algbw_Bps):>11s}  time {format_time(c.time_s)}"
             )
         return "\n".join(lines)
+
+
+def _node_rings(problem: Problem, transport: str) -> Schedule | None:
+    """NCCL's multi-node ring channels (one per rank of a node, see :mod:`commsim.nccl.network`),
+    each on its share of the buffer; None when there would be more than ``MAX_CHANNEL_RANKS`` sends
+    per step."""
+    rings = node_rings(problem.topology, problem.ranks, transport)
+    if len(rings) * problem.n > MAX_CHANNEL_RANKS:
+        return None
+    return packed_rings(problem.ranks, [(ring, 1.0) for ring in rings], problem.nbytes, problem.collective)

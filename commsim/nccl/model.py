@@ -29,6 +29,7 @@ from commsim.nccl import candidates as cand
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
 from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
 from commsim.nccl.machine import NcclMachine, analyse
+from commsim.nccl.network import network_Bps
 from commsim.nccl.params import NcclParams
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
 from commsim.topology.linkkinds import LINK_KINDS
@@ -117,12 +118,30 @@ class NcclModel:
                 self._memo[key] = intra_busbw(self.topology, ranks, transport, factors, chain)
         return self._memo[key]
 
+    def _factors(self, transport: str) -> dict[str, float]:
+        """Link kind -> efficiency: NCCL's figure for every kind in the box, the transport's for NICs."""
+        factors = efficiency_factors(self.topology, transport, self.params)
+        for link in self.topology.links:
+            if link.family in ("infiniband", "ethernet"):
+                kind = LINK_KINDS.get(link.kind)
+                transport_name = kind.transport if kind is not None else None
+                factors[link.kind] = self.params.network_efficiency(link.kind, transport_name, link.family)
+        return factors
+
+    def _network(self, ranks: tuple[str, ...], m: NcclMachine) -> float:
+        """A node's network bandwidth, replayed at NCCL's efficiencies (NICs, rails, fabric)."""
+        factors = self._factors(m.transport)
+        key = ("network", ranks, m.transport, tuple(sorted(factors.items())))
+        if key not in self._memo:
+            effective = self.topology.scaled(factors, latency_s=0.0)
+            self._memo[key] = network_Bps(effective, ranks, m.transport)
+        return self._memo[key]
+
     def bandwidths(self, ranks: tuple[str, ...], collective: Collective) -> tuple[NcclMachine, Bandwidths]:
         """What NCCL sees on ``ranks`` and the bandwidths and latencies the candidates are priced from."""
         topo, params = self.topology, self.params
         m = analyse(topo, ranks)
-        efficiency = params.network_efficiency(m.net_kind, m.net_transport, m.net_family)
-        net_Bps = m.nic_Bps * efficiency if m.net_family else math.inf
+        net_Bps = self._network(ranks, m) if m.nodes > 1 else math.inf
         intra = math.inf
         if m.per_node > 1:
             box = topo.device(ranks[0]).box
