@@ -6,7 +6,6 @@ entry-point group; each entry point loads an :class:`Algorithm` subclass.
 
 from __future__ import annotations
 
-import importlib
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
 
@@ -33,17 +32,11 @@ def register(cls: A) -> A:
     return cls
 
 
-_LAZY_BUILTINS = ("commsim.nccl.algorithm",)
-"""Built-in algorithms imported on first lookup (they import the algorithm package themselves)."""
-
-
 def _load_plugins() -> None:
     global _plugins_loaded
     if _plugins_loaded:
         return
     _plugins_loaded = True
-    for module in _LAZY_BUILTINS:
-        importlib.import_module(module)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:
             cls = entry.load()
