@@ -10,11 +10,11 @@ from typing import Any, Literal
 from commsim.algorithms import Problem, make_algorithm
 from commsim.collectives import Collective, get_collective, needs_root
 from commsim.engine import replay
-from commsim.errors import AlgorithmError
+from commsim.errors import AlgorithmError, CommsimError, ScenarioError
 from commsim.results import Result, link_loads
 from commsim.topology.model import Topology
 from commsim.topology.resolve import get_topology
-from commsim.units import parse_bandwidth, parse_size, parse_time
+from commsim.units import format_size, parse_bandwidth, parse_size, parse_time
 from commsim.verify import should_verify
 
 __all__ = [
@@ -166,21 +166,32 @@ def run_scenario(
         Wraps the list of (entry, size) cases, e.g. to draw a progress bar.
     """
     scenario = loaded.scenario
-    cases = [(entry, nbytes) for entry in scenario.algorithms for nbytes in loaded.sizes_nbytes]
-    return [
-        simulate(
-            loaded.topology,
-            entry.algorithm,
-            loaded.collective,
-            nbytes,
-            params=entry.params,
-            ranks=scenario.ranks,
-            root=scenario.root,
-            label=entry.label or entry.algorithm,
-            verify=verify,
-        )
-        for entry, nbytes in (progress(cases) if progress else cases)
+    positions = getattr(loaded, "entry_positions", ()) or ()
+    cases = [
+        (i, entry, nbytes) for i, entry in enumerate(scenario.algorithms) for nbytes in loaded.sizes_nbytes
     ]
+    results = []
+    for index, entry, nbytes in progress(cases) if progress else cases:
+        try:
+            result = simulate(
+                loaded.topology,
+                entry.algorithm,
+                loaded.collective,
+                nbytes,
+                params=entry.params,
+                ranks=scenario.ranks,
+                root=scenario.root,
+                label=entry.label or entry.algorithm,
+                verify=verify,
+            )
+        except CommsimError as exc:
+            if index >= len(positions):
+                raise
+            raise ScenarioError(
+                f"{positions[index]}: algorithms.{index} ({entry.algorithm}, {format_size(nbytes)}): {exc}"
+            ) from None
+        results.append(result)
+    return results
 
 
 @dataclass(frozen=True)

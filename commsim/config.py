@@ -30,6 +30,7 @@ from commsim.algorithms import algorithm_names
 from commsim.api import parse_overrides
 from commsim.collectives import Collective, get_collective
 from commsim.errors import CommsimError, ScenarioError, known_name
+from commsim.scenario.cases import check_algorithm, check_ranks
 from commsim.topology.builders import BUILDERS
 from commsim.topology.io import topology_from_data
 from commsim.topology.linkkinds import kinds_matching
@@ -152,6 +153,8 @@ class LoadedScenario:
     collective: Collective
     sizes_nbytes: list[int]
     source: str
+    entry_positions: tuple[str, ...] = ()
+    """``file:line:col`` of each algorithm entry, for errors found while running it."""
 
 
 def build_scenario_topology(
@@ -230,13 +233,24 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)
+    collective = get_collective(scenario.collective)
+    for index, entry in enumerate(scenario.algorithms):
+        check_algorithm(entry.algorithm, entry.params, collective, node, source, ("algorithms", index))
+    check_ranks(topology, scenario.ranks, scenario.root, collective, node, source)
     return LoadedScenario(
         scenario=scenario,
         topology=topology,
-        collective=get_collective(scenario.collective),
+        collective=collective,
         sizes_nbytes=[parse_size(s) for s in scenario.sizes],
         source=source,
+        entry_positions=tuple(
+            position(node, ("algorithms", i), source) for i in range(len(scenario.algorithms))
+        ),
     )
+
+
+def _entry_positions(node: yaml.Node | None, source: str, count: int) -> tuple[str, ...]:
+    return tuple(position(node, ("algorithms", i), source) for i in range(count))
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:

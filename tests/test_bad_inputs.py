@@ -125,6 +125,30 @@ FILE_CASES = [
     (GOOD + "root: -1\n", "5:7", "root: must be at least 0, got -1"),
     (GOOD.replace("name: x", "name:"), "1:6", "name: expected text, got nothing"),
     (GOOD.replace("sizes: [1 MB]", "sizes: [true]"), "3:9", "size True is a boolean"),
+    # cases checked before anything runs, at their line
+    (
+        GOOD + "collective: all_to_all\n",
+        "4:26",
+        "algorithms.0.algorithm: 'ring' does not implement all_to_all",
+    ),
+    (
+        GOOD.replace("{algorithm: ring}", "{algorithm: ring, params: {chnks: 2}}"),
+        "4:48",
+        "algorithms.0.params.chnks: unknown field 'chnks'; valid: order",
+    ),
+    (GOOD + "ranks: 9\n", "5:8", "ranks: ranks=9 but topology 'pcie_4gpu_switch' has 4 GPUs (need 2..4)"),
+    (GOOD + "ranks: [gpu0, gpu9]\n", "5:8", "ranks ['gpu9'] are not GPUs of topology 'pcie_4gpu_switch'"),
+    (
+        GOOD.replace("{algorithm: ring}", "{algorithm: tree}") + "collective: broadcast\nroot: 7\n",
+        "6:7",
+        "root: 7 is not a rank of the 4 taking part; give 0 to 3",
+    ),
+    # found while planning: still at the entry's line
+    (
+        GOOD.replace("{algorithm: ring}", "{algorithm: parameter_server, params: {server: nope}}"),
+        "4:14",
+        "algorithms.0 (parameter_server, 1 MB): server 'nope' is not a device",
+    ),
 ]
 
 

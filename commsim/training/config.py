@@ -32,8 +32,10 @@ import pydantic
 import yaml
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
+from commsim.collectives import Collective
 from commsim.config import AlgorithmEntry, Overrides, SizeText, build_scenario_topology
 from commsim.errors import CommsimError, ScenarioError, known_name
+from commsim.scenario.cases import check_algorithm
 from commsim.topology.builders import BUILDERS
 from commsim.topology.model import Topology
 from commsim.topology.schema import from_file
@@ -305,6 +307,8 @@ def parse_training_scenario(
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
     scenario = validate_with_lines(TrainingScenario, data, node, source, ScenarioError)
+    for index, entry in enumerate(scenario.sync):  # gradients are all-reduced
+        check_algorithm(entry.algorithm, entry.params, Collective.ALL_REDUCE, node, source, ("sync", index))
     workload = _workload(scenario, node, source)
     sizes = [parse_size(s) for s in scenario.bucket_sizes]
     _check_steps(scenario, workload, sizes, node, source)
