@@ -69,6 +69,15 @@ CLI_CASES = [
     # formats
     ([*FLAGS, "--format", "jsno"], "did you mean 'json'"),
     ([*FLAGS, "--format", "json", "--csv"], "choose one output"),
+    # sizes nobody bounded: refused at once, naming the limit
+    (
+        ["run", "--topology", "ring", "--gpus", "1000000000", "--algorithm", "ring"],
+        "gpus 1000000000 is outside 2..16,384",
+    ),
+    (
+        ["run", "--topology", "cluster", "--box", "dgx_a100", "--nodes", "1000000", "--algorithm", "ring"],
+        "nodes 1000000 is outside 1..1,024",
+    ),
     # numbers out of range
     (["plot", "timeline", "-o", "t.png", "--max-links", "-3", *FLAGS[1:]], "Invalid value for '--max-links'"),
 ]
@@ -192,3 +201,22 @@ def test_exit_code_of_the_console_script() -> None:
         "error: --gpus does not apply to a scenario file: the file gives the case (give a file or flags, "
         "not both)"
     ]
+
+
+def test_a_sweep_grid_over_the_limit_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """1,000 x 1,000 x 2 = 2,000,000 scenarios: refused before one is expanded, nothing written."""
+    values = "[" + ", ".join(str(i) for i in range(1, 1001)) + "]"
+    spec = tmp_path / "big.yaml"
+    spec.write_text(
+        "name: big\ntopology: pcie_4gpu_switch\ngrid:\n  - product:\n"
+        f"      size: {values}\n      root: {values}\n      algorithm: [ring, tree]\n",
+        encoding="utf-8",
+    )
+    start = time.perf_counter()
+    code, out, err = run_cli(["sweep", str(spec), "-o", str(tmp_path / "r.csv")], capsys)
+    assert code == 2 and out == ""
+    assert f"{spec}:4:3: grid: 2,000,000 scenarios is more than the limit of 100,000" in err
+    assert not (tmp_path / "r.csv").exists()
+    assert time.perf_counter() - start < 5

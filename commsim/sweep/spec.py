@@ -52,12 +52,14 @@ from commsim.sweep.grid import (
 )
 from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
-__all__ = ["Sweep", "SweepScenario", "load_sweep", "parse_sweep"]
+__all__ = ["MAX_SCENARIOS", "Sweep", "SweepScenario", "load_sweep", "parse_sweep"]
 
 DESCRIPTIVE = ("topology", "algorithm", "collective", "size")
 """Columns every row has, whether or not the grid varies them."""
 
 _MAX_ISSUES = 5
+MAX_SCENARIOS = 100_000
+"""The most scenarios one sweep file's grid may expand to (each is checked, then simulated)."""
 
 
 class SweepFile(pydantic.BaseModel):
@@ -175,6 +177,11 @@ def parse_sweep(text: str, source: str = "<sweep>", base_dir: str | Path | None 
     grid = _parse_grid(spec.grid, base_path, issues)
     if issues:
         raise ScenarioError(_report(issues, node, source))
+    if len(grid) > MAX_SCENARIOS:
+        raise ScenarioError(
+            f"{position(node, ('grid',), source)}: grid: {len(grid):,} scenarios is more than the limit of "
+            f"{MAX_SCENARIOS:,}; split the sweep into several files"
+        )
     keys = _expand_keys(base, grid, issues)
     if issues:
         raise ScenarioError(_report(issues, node, source))

@@ -6,12 +6,46 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from commsim.errors import UnknownNameError
+from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.builders import BUILDERS, build
 from commsim.topology.io import load_shipped, load_topology_file, shipped_topologies
 from commsim.topology.model import Topology
 
-__all__ = ["available_topologies", "get_topology", "resolve_reference"]
+__all__ = [
+    "MAX_GPUS",
+    "MAX_NODES",
+    "available_topologies",
+    "check_builder_sizes",
+    "get_topology",
+    "resolve_reference",
+]
+
+MAX_GPUS = 16_384
+"""The most GPUs a builder makes (``gpus=``): far above any one NCCL job simulated here."""
+MAX_NODES = 1_024
+"""The most boxes a cluster builder joins (``nodes=``)."""
+
+_COUNTS = {"gpus": (2, MAX_GPUS), "nodes": (1, MAX_NODES)}
+
+
+def check_builder_sizes(name: str, params: Mapping[str, Any]) -> None:
+    """Refuse GPU and node counts that are not whole numbers or over the limits, before building.
+
+    Raises
+    ------
+    TopologyError
+        ``builder 'ring': gpus 1000000000 is above the limit of 16,384``.
+    """
+    for key, (low, high) in _COUNTS.items():
+        value = params.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TopologyError(f"builder {name!r}: {key} must be a whole number, got {value!r}")
+        if not low <= value <= high:
+            raise TopologyError(
+                f"builder {name!r}: {key} {value} is outside {low}..{high:,}, the limit commsim builds"
+            )
 
 
 def available_topologies() -> list[str]:
@@ -29,6 +63,7 @@ def get_topology(name_or_path: str, **builder_params: Any) -> Topology:
     """
     if name_or_path in BUILDERS:
         params = {k: v for k, v in builder_params.items() if v is not None}
+        check_builder_sizes(name_or_path, params)
         return build(name_or_path, **params)
     if name_or_path in shipped_topologies():
         return load_shipped(name_or_path)
@@ -65,5 +100,6 @@ def resolve_reference(ref: str | Mapping[str, Any], base: Path, **builder_option
         return get_topology(str(candidate) if candidate.suffix in (".yaml", ".yml") else ref)
     if "builder" in ref:
         params = {k: v for k, v in ref.items() if k != "builder"}
+        check_builder_sizes(str(ref["builder"]), {**params, **builder_options})
         return build(ref["builder"], **{**params, **builder_options})
     return get_topology(str(base / ref["file"]))
