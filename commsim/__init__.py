@@ -14,8 +14,9 @@ The short API::
 Everything users and the notebooks need is here: simulating (``simulate``,
 ``run_file``, ``run_scenario``, ``explain``, ``recommend``), machines
 (``Topology``, ``get_topology``, ``load_topology_file``, ``save_topology``,
-``load_topo_matrix``), results (``Result``, ``results_table``), training
-(``simulate_step``, ``resnet50``, ``bert_large``, ``gpt2_xl``), measured
+``load_topo_matrix``), results (``Result``, ``results_table``, ``plot_busbw``,
+``plot_timeline``, ``draw_topology``, ...), training (``simulate_step``,
+``resnet50``, ``bert_large``, ``gpt2_xl``, ``CollectiveTimer``), measured
 logs (``load_nccl_tests``, ``validate``, ``calibrate``) and units
 (``parse_size``, ``format_size``, ...). Names are imported on first use, so
 ``import commsim`` (and starting the CLI) stays cheap.
@@ -46,6 +47,13 @@ _EXPORTS = {
     # results and reports
     "Result": "commsim.results",
     "results_table": "commsim.report",
+    "plot_busbw": "commsim.report.plots",
+    "plot_timeline": "commsim.report.plots",
+    "plot_utilisation_heatmap": "commsim.report.plots",
+    "plot_validation": "commsim.report.plots",
+    "figure_png": "commsim.report.plots",
+    "draw_topology": "commsim.report.draw",
+    "write_trace": "commsim.report.trace",
     # algorithms and collectives
     "algorithm_names": "commsim.algorithms",
     "get_algorithm": "commsim.algorithms",
@@ -56,6 +64,9 @@ _EXPORTS = {
     "bert_large": "commsim.training",
     "gpt2_xl": "commsim.training",
     "load_training_scenario": "commsim.training",
+    "run_training_scenario": "commsim.training",
+    "CollectiveTimer": "commsim.training",
+    "best_steps": "commsim.training",
     # measured logs
     "load_nccl_tests": "commsim.calibrate.parser",
     "validate": "commsim.calibrate.validate:validate_file",
