@@ -17,7 +17,8 @@ Everything users and the notebooks need is here: simulating (``simulate``,
 ``load_topo_matrix``), results (``Result``, ``results_table``, ``plot_busbw``,
 ``plot_timeline``, ``draw_topology``, ...), training (``simulate_step``,
 ``resnet50``, ``bert_large``, ``gpt2_xl``, ``CollectiveTimer``), measured
-logs (``load_nccl_tests``, ``validate``, ``calibrate``) and units
+logs (``load_nccl_tests``, ``validate``, ``fit``; ``commsim.calibrate`` is their
+subpackage) and units
 (``parse_size``, ``format_size``, ...). Names are imported on first use, so
 ``import commsim`` (and starting the CLI) stays cheap.
 """
@@ -70,7 +71,7 @@ _EXPORTS = {
     # measured logs
     "load_nccl_tests": "commsim.calibrate.parser",
     "validate": "commsim.calibrate.validate:validate_file",
-    "calibrate": "commsim.calibrate.fit:fit",
+    "fit": "commsim.calibrate.fit:fit",  # ``commsim.calibrate`` is the subpackage
     # units
     "parse_size": "commsim.units",
     "parse_bandwidth": "commsim.units",
@@ -87,7 +88,11 @@ __all__ = ["__version__", *_EXPORTS]
 
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
-        raise AttributeError(f"module 'commsim' has no attribute {name!r}")
+        from commsim.errors import did_you_mean
+
+        raise AttributeError(
+            f"module 'commsim' has no attribute {name!r}{did_you_mean(name, list(_EXPORTS))}"
+        )
     module_name, _, attribute = _EXPORTS[name].partition(":")
     value = getattr(importlib.import_module(module_name), attribute or name)
     globals()[name] = value

@@ -61,6 +61,11 @@ CLI_CASES = [
     ([*FLAGS, "--param", "chunks=[1,"], "--param chunks"),
     ([*FLAGS, "--param", "chunks"], "--param 'chunks' must look like KEY=VALUE"),
     ([*FLAGS, "--param", "chunks=2", "--param", "chunks=4"], "--param chunks is given twice"),
+    ([*FLAGS, "--param", "chnks=2"], "--param chnks (algorithm 'ring'): unknown field 'chnks'; valid: order"),
+    (
+        ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "naive_ring", "--param", "chunks=0"],
+        "--param chunks (algorithm 'naive_ring'): must be at least 1, got 0",
+    ),
     # sizes: whole bytes > 0, booleans are not numbers
     ([*FLAGS, "--size", "0"], "size '0' must be at least 1 byte"),
     ([*FLAGS, "--size", "true"], "cannot read size 'true'"),

@@ -264,6 +264,24 @@ def test_top_level_simulate_is_the_api() -> None:
     assert r.time_s == pytest.approx(0.015, rel=1e-9)
 
 
+def test_one_public_namespace() -> None:
+    """What users and the notebooks need is importable from ``commsim`` itself, and is the real thing."""
+    import commsim
+    from commsim.api import explain, run_file, simulate
+    from commsim.calibrate.fit import fit
+    from commsim.calibrate.validate import validate_file
+    from commsim.topology import Topology, get_topology
+    from commsim.training import simulate_step
+
+    assert commsim.simulate is simulate and commsim.run_file is run_file and commsim.explain is explain
+    assert commsim.validate is validate_file and commsim.fit is fit
+    assert commsim.Topology is Topology and commsim.get_topology is get_topology
+    assert commsim.simulate_step is simulate_step
+    assert all(getattr(commsim, name) is not None for name in commsim.__all__)
+    with pytest.raises(AttributeError, match="has no attribute 'simulte'"):
+        commsim.simulte  # noqa: B018
+
+
 def test_training_scenario_with_a_trace(tmp_path: Path) -> None:
     out = tmp_path / "steps.json"
     proc = commsim("run", str(ROOT / "scenarios" / "resnet50_dgx1_overlap.yaml"), "--trace", str(out))

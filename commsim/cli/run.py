@@ -82,6 +82,7 @@ def run(
     """Simulate a scenario file, or one built from flags, and print the results."""
     import commsim
     from commsim.report.progress import progress_iter
+    from commsim.scenario.cases import check_params
 
     form = choose_format(output_format, json_out, csv_out)
 
@@ -104,6 +105,8 @@ def run(
             raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
         topo = _topology(ctx, topology, gpus=gpus, box=box, nodes=nodes, nic=nic)
         params = parse_params(param or [])
+        for name in algorithm:
+            check_params(name, params)
         cases = [(a, s) for a in algorithm for s in size or ["160 MB"]]
         results = [
             commsim.simulate(topo, a, collective, s, verify=verify, params=params) for a, s in progress(cases)

@@ -19,7 +19,7 @@ from commsim.errors import CommsimError, ScenarioError
 from commsim.topology.model import Topology
 from commsim.yamlio import position, validation_message
 
-__all__ = ["check_algorithm", "check_ranks"]
+__all__ = ["check_algorithm", "check_params", "check_ranks"]
 
 
 def check_algorithm(
@@ -95,3 +95,34 @@ def check_ranks(
             f"{position(node, ('root',), source)}: root: {root} is not a rank of the "
             f"{len(chosen)} taking part; give 0 to {len(chosen) - 1}"
         )
+
+
+def check_params(name: str, params: dict[str, Any], given_as: str = "--param") -> None:
+    """Refuse parameters that algorithm ``name`` does not take, in the user's words.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm.
+    params : dict
+        The parameters as given.
+    given_as : str
+        How the user gave them, for the message (``--param``).
+
+    Raises
+    ------
+    CommsimError
+        ``--param chnks: unknown field 'chnks'; valid: order; did you mean ...``.
+    """
+    from commsim.algorithms import get_algorithm
+    from commsim.scenario.messages import problems
+
+    cls = get_algorithm(name)
+    try:
+        cls.Params.model_validate(params)
+    except pydantic.ValidationError as exc:
+        lines = [
+            f"{given_as} {'.'.join(map(str, loc))} (algorithm {name!r}): {message}"
+            for loc, message in problems(exc, params, cls.Params)
+        ]
+        raise CommsimError("\n".join(lines)) from None
