@@ -61,7 +61,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 
 def legend_texts(fig: Figure) -> list[str]:
-    legends = [legend for ax in fig.axes if (legend := ax.get_legend()) is not None]
+    legends = [legend for ax in fig.axes if (legend := ax.get_legend()) is not None] + list(fig.legends)
     return [t.get_text() for legend in legends for t in legend.get_texts()]
 
 

@@ -1,31 +1,25 @@
-"""Drawings of machines: devices in recognisable layers, links coloured by family.
+"""Drawings of machines: devices in recognisable rows, links coloured by family.
 
-:func:`topology_positions` computes a layout a person recognises rather
-than a force-directed tangle:
-
-- devices in layers by kind: network switches on top, then NICs, CPUs,
-  PCIe switches, GPUs, and an NVSwitch below its GPUs (a star);
-- a PCIe box as a tree (CPU on top, switch, GPUs below);
-- an 8-GPU NVLink box whose GPUs 0-3 and 4-7 each form a fully linked
-  quad (the DGX-1 hybrid cube-mesh) as two squares side by side with the
-  cross links between them;
-- a cluster as its boxes side by side under the network;
-- a topology of GPUs only (ring, fully connected) as a circle.
-
-Each device above or below the GPUs sits over the middle of the devices it
-links to (its barycentre), spread so no two overlap. A link that would run
-straight through another device is drawn as an arc.
+:func:`draw_topology` draws a machine in the layout of
+:mod:`commsim.report.layout` (GPUs in a row, NICs, PCIe switches and CPUs
+in rows above, an NVSwitch below, boxes side by side under the network).
+Every text is at least :data:`MIN_FONT_PT` points at the figure's size,
+so the drawing survives being put on a slide; device names sit under
+their markers. A link that would run straight through another device is
+drawn as an arc.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from commsim.report.layout import Position, topology_positions
 from commsim.report.plots import PlotError, new_figure, save_figure
 from commsim.topology.model import PhysicalLink, Topology
 from commsim.units import format_bandwidth
@@ -33,9 +27,7 @@ from commsim.units import format_bandwidth
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["DEVICE_STYLE", "FAMILY_COLOURS", "draw_topology", "topology_positions"]
-
-Position = tuple[float, float]
+__all__ = ["DEVICE_STYLE", "FAMILY_COLOURS", "MIN_FONT_PT", "draw_topology", "topology_positions"]
 
 FAMILY_COLOURS = {
     "nvlink": "#4d9a06",
@@ -58,105 +50,11 @@ DEVICE_STYLE = {  # kind: (marker, fill colour)
 }
 """Marker and fill colour per device kind."""
 
-_LAYER_Y = {"nic": 4.0, "cpu": 3.0, "memory": 3.6, "pcie_switch": 2.0, "gpu": 0.0}
-_NVSWITCH_DROP = 2.0  # an NVSwitch sits this far below the lowest GPU
-_BOX_GAP = 1.5
-_MIN_SPACING = 0.8
-_LABEL_ALL_UP_TO = 20  # physical links; bigger machines get labels on unusual links only
-
-
-# -- layout ------------------------------------------------------------------------
-def _is_dgx1_mesh(topology: Topology, gpus: list[str]) -> bool:
-    """Eight GPUs whose 0-3 and 4-7 are each fully linked GPU to GPU (two quads)."""
-    if len(gpus) != 8:
-        return False
-    graph = topology.graph
-    return all(graph.has_edge(a, b) for quad in (gpus[:4], gpus[4:]) for a in quad for b in quad if a != b)
-
-
-def _gpu_positions(topology: Topology, gpus: list[str]) -> dict[str, Position]:
-    """GPUs of one box: two squares for a DGX-1-like mesh, else one row."""
-    if _is_dgx1_mesh(topology, gpus):
-        left = [(0.0, 0.0), (1.0, 0.0), (0.0, -1.0), (1.0, -1.0)]
-        right = [(3.5, 0.0), (2.5, 0.0), (3.5, -1.0), (2.5, -1.0)]  # mirrored: GPU i+4 faces GPU i
-        return dict(zip(gpus, left + right))
-    return {gpu: (float(i), 0.0) for i, gpu in enumerate(gpus)}
-
-
-def _spread(xs: list[tuple[float, str]]) -> dict[str, float]:
-    """Keep the order of wished-for x positions, at least _MIN_SPACING apart, centred on their mean."""
-    xs = sorted(xs)
-    placed: list[float] = []
-    for x, _ in xs:
-        placed.append(max(x, placed[-1] + _MIN_SPACING) if placed else x)
-    shift = sum(x for x, _ in xs) / len(xs) - sum(placed) / len(placed)
-    return {name: x + shift for (_, name), x in zip(xs, placed)}
-
-
-def _layer(
-    topology: Topology, names: list[str], pos: dict[str, Position], y: float, fallback_x: float
-) -> None:
-    """Place ``names`` at height ``y``, each over the barycentre of its placed neighbours."""
-    if not names:
-        return
-    wished = []
-    for i, name in enumerate(names):
-        near = [pos[n][0] for n in topology.graph.successors(name) if n in pos]
-        wished.append((sum(near) / len(near) if near else fallback_x + i, name))
-    for name, x in _spread(wished).items():
-        pos[name] = (x, y)
-
-
-def _box_positions(topology: Topology, devices: list[str]) -> dict[str, Position]:
-    kinds: dict[str, list[str]] = {}
-    for name in devices:
-        kinds.setdefault(topology.device(name).kind, []).append(name)
-    pos = _gpu_positions(topology, kinds.get("gpu", []))
-    right = max((p[0] for p in pos.values()), default=0.0) + 1
-    lowest = min((p[1] for p in pos.values()), default=0.0)
-    _layer(topology, kinds.get("pcie_switch", []), pos, _LAYER_Y["pcie_switch"], right)
-    _layer(topology, kinds.get("nvswitch", []), pos, lowest - _NVSWITCH_DROP, right)
-    for kind in ("cpu", "memory", "nic"):
-        _layer(topology, kinds.get(kind, []), pos, _LAYER_Y[kind], right)
-    return pos
-
-
-def _circle(names: list[str]) -> dict[str, Position]:
-    radius = max(1.5, len(names) / (2 * math.pi) * 1.2)
-    return {
-        name: (
-            radius * math.sin(2 * math.pi * i / len(names)),
-            radius * math.cos(2 * math.pi * i / len(names)),
-        )
-        for i, name in enumerate(names)
-    }
-
-
-def topology_positions(topology: Topology) -> dict[str, Position]:
-    """Drawing positions of every device (see the module docstring for the layout)."""
-    if all(d.kind == "gpu" for d in topology.devices):
-        return _circle([d.name for d in topology.devices])
-    boxes: dict[int, list[str]] = {}
-    network = []
-    for device in topology.devices:
-        if device.kind == "switch":
-            network.append(device.name)
-        else:
-            boxes.setdefault(device.box, []).append(device.name)
-    pos: dict[str, Position] = {}
-    offset = 0.0
-    for box in sorted(boxes):
-        local = _box_positions(topology, boxes[box])
-        low = min(p[0] for p in local.values())
-        high = max(p[0] for p in local.values())
-        pos.update({name: (x - low + offset, y) for name, (x, y) in local.items()})
-        offset += high - low + _BOX_GAP
-    leaves = [n for n in network if any(topology.device(m).kind != "switch" for m in topology.graph[n])]
-    top = max((y for _, y in pos.values()), default=0.0)
-    rise = max(1.0, 0.2 * offset)  # steep enough that no network link grazes another NIC
-    _layer(topology, leaves, pos, top + rise, 0.0)
-    _layer(topology, [n for n in network if n not in leaves], pos, top + rise + 1.5, 0.0)
-    return pos
+_LABEL_ALL_UP_TO = 12  # physical links; bigger machines get labels on unusual links only
+MIN_FONT_PT = 9.0
+"""Smallest text in a drawing (names, link labels, legend), in points."""
+_NAME_PT = 10.0
+_TITLE_PT = 13.0
 
 
 # -- drawing -----------------------------------------------------------------------
@@ -201,24 +99,34 @@ def _edge_groups(topology: Topology, pos: dict[str, Position]) -> dict[tuple[str
     return groups
 
 
+def _usual(topology: Topology) -> dict[str, tuple[int, float]]:
+    """The commonest (links bonded, bandwidth per link) of each link kind; ties go to fewer links."""
+    seen: dict[str, dict[tuple[int, float], int]] = {}
+    for p in topology.physical_links:
+        shape = (p.count, topology.link(p.a, p.b).bandwidth_Bps / p.count)
+        seen.setdefault(p.kind, {}).setdefault(shape, 0)
+        seen[p.kind][shape] += 1
+    return {kind: min(shapes, key=lambda s: (-shapes[s], s[0])) for kind, shapes in seen.items()}
+
+
 def _labelled(topology: Topology, edge_labels: bool | None) -> set[tuple[str, str]]:
     """Links to label: all, none, or (auto) all of a small machine, else the unusual ones.
 
-    Unusual: bonded links, and links whose per-link bandwidth differs from
-    the legend's figure for their kind.
+    Unusual: links whose bonding or per-link bandwidth differs from the
+    commonest of their kind, which the legend states (an HGX's eight
+    identical 18-link NVSwitch bonds get no label each; a DGX-1's bonded
+    pairs among single links do).
     """
     links = topology.physical_links
     if edge_labels is False:
         return set()
     if edge_labels or len(links) <= _LABEL_ALL_UP_TO:
         return {(p.a, p.b) for p in links}
-    usual: dict[str, float] = {}
-    for p in links:
-        usual.setdefault(p.kind, topology.link(p.a, p.b).bandwidth_Bps / p.count)
+    usual = _usual(topology)
     return {
         (p.a, p.b)
         for p in links
-        if p.count > 1 or topology.link(p.a, p.b).bandwidth_Bps / p.count != usual[p.kind]
+        if (p.count, topology.link(p.a, p.b).bandwidth_Bps / p.count) != usual[p.kind]
     }
 
 
@@ -250,7 +158,7 @@ def _draw_edges(
                 pos,
                 edge_labels=group,
                 ax=ax,
-                font_size=6,
+                font_size=MIN_FONT_PT,
                 font_color=colour,
                 label_pos=label_pos,
                 bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8},
@@ -294,32 +202,65 @@ def _draw_nodes(
                 ax=ax,
             )
     if names:
-        nx.draw_networkx_labels(
-            graph, pos, labels={d.name: _short(d.name) for d in topology.devices}, font_size=6, ax=ax
+        _box_captions(ax, topology, pos)
+        below = math.sqrt(node_size) / 2 + 1  # points: under the marker, not over it
+        for device in topology.devices:
+            ax.annotate(
+                _short(device.name),
+                pos[device.name],
+                xytext=(0, -below),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=_NAME_PT,
+                bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8},
+            )
+
+
+def _box_captions(ax: Any, topology: Topology, pos: dict[str, Position]) -> None:
+    """``box 0``, ``box 1``... under each box of a machine of several boxes."""
+    boxes: dict[int, list[Position]] = {}
+    for device in topology.devices:
+        if device.kind != "switch":
+            boxes.setdefault(device.box, []).append(pos[device.name])
+    if len(boxes) < 2:
+        return
+    bottom = min(y for points in boxes.values() for _, y in points)
+    for box, points in sorted(boxes.items()):
+        middle = (min(x for x, _ in points) + max(x for x, _ in points)) / 2
+        ax.annotate(
+            f"box {box}",
+            (middle, bottom),
+            xytext=(0, -30),
+            textcoords="offset points",
+            ha="center",
+            va="top",
+            fontsize=_NAME_PT + 1,
+            fontweight="bold",
         )
 
 
 def _short(name: str) -> str:
-    return name.replace("pcie_switch", "pcie sw").replace("nvswitch", "nvsw").replace("_", " ")
+    """A device name short enough for a label: ``sw0`` (PCIe switch), ``nvsw0``, ``sw 16:00.0`` (bus id).
+
+    A cluster's box prefix (``n1_``) goes: the box is captioned once.
+    """
+    name = re.sub(r"^n\d+_", "", name)
+    name = name.replace("pcisw_0000:", "sw ").replace("pcisw_", "sw ")
+    return name.replace("pcie_switch", "sw").replace("nvswitch", "nvsw").replace("_", " ")
 
 
 def _legend(ax: Any, topology: Topology) -> None:
     from matplotlib.lines import Line2D
 
     handles = []
-    for kind in sorted({p.kind for p in topology.physical_links}):
+    for kind, (count, per_link) in sorted(_usual(topology).items()):
         sample = next(p for p in topology.physical_links if p.kind == kind)
-        per_link = topology.link(sample.a, sample.b).bandwidth_Bps / sample.count
         family = topology.link(sample.a, sample.b).family
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color=FAMILY_COLOURS.get(family, "black"),
-                lw=2,
-                label=f"{kind} ({format_bandwidth(per_link, digits=3)} per link per direction)",
-            )
-        )
+        text = f"{kind} ({format_bandwidth(per_link, digits=3)} per link per direction"
+        if count > 1:
+            text += f"; {count} bonded: {format_bandwidth(per_link * count, digits=3)}"
+        handles.append(Line2D([], [], color=FAMILY_COLOURS.get(family, "black"), lw=2, label=text + ")"))
     present = {d.kind for d in topology.devices}
     for kind, (marker, colour) in DEVICE_STYLE.items():
         if kind in present:
@@ -335,7 +276,9 @@ def _legend(ax: Any, topology: Topology) -> None:
                     label=kind.replace("_", " "),
                 )
             )
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    ax.legend(
+        handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=MIN_FONT_PT, frameon=False
+    )
 
 
 def _extent(points: Iterable[Position]) -> tuple[float, float]:
@@ -363,7 +306,7 @@ def draw_topology(
         Where to save the figure (``.png``, ``.svg``, ``.pdf``).
     edge_labels : bool, optional
         Label every link with its capacity per direction (True), none
-        (False), or (default) every link of a machine with at most 20
+        (False), or (default) every link of a machine with at most 12
         links and only the bonded or unusually fast or slow links of a
         bigger one. Machines of more than 64 devices get no labels.
     title : str, optional
@@ -378,7 +321,8 @@ def draw_topology(
     pos = topology_positions(topology)
     width, height = _extent(pos.values())
     many = len(topology.devices) > 64
-    fig, (ax,) = new_figure(min(18.0, 3.5 + 1.3 * max(width, 3)), min(14.0, 1.8 + 1.1 * max(height, 2)))
+    across, up = max(width, 2.0), max(height, 2.0)  # layout units; inches per unit below
+    fig, (ax,) = new_figure(4.5 + min(1.5, 14.0 / across) * across, 1.6 + min(1.1, 9.0 / up) * up)
     graph = nx.Graph()
     graph.add_nodes_from(pos)
     graph.add_edges_from((p.a, p.b) for p in topology.physical_links)
@@ -386,10 +330,9 @@ def draw_topology(
     _draw_edges(ax, topology, graph, pos, set() if many else _labelled(topology, edge_labels), node_size)
     _draw_nodes(ax, topology, graph, pos, not many, node_size)
     _legend(ax, topology)
-    ax.set_title(title or f"{topology.name}: {len(topology.gpus)} GPUs", fontsize=10, loc="left")
+    ax.set_title(title or f"{topology.name}: {len(topology.gpus)} GPUs", fontsize=_TITLE_PT, loc="left")
     ax.set_axis_off()
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.margins(0.08)
+    ax.margins(0.1)
     fig.tight_layout()
     if path is not None:
         save_figure(fig, path)

@@ -40,6 +40,7 @@ __all__ = [
     "plot_utilisation_heatmap",
     "plot_validation",
     "save_figure",
+    "validation_figure",
 ]
 
 FORMATS = ("png", "svg", "pdf")
@@ -126,7 +127,11 @@ def time_unit(max_s: float) -> tuple[float, str]:
 
 
 def size_axis(ax: Axes, sizes: Sequence[float]) -> None:
-    """Log-2 x axis of message sizes, ticks at powers of two labelled ``8 B``, ``1 MiB``..."""
+    """Log-2 x axis of message sizes, ticks at powers of two labelled ``8 B``, ``1 KiB``, ``1 MiB``...
+
+    The labels are :func:`commsim.units.format_size`'s: binary prefixes for
+    the powers of two nccl-tests sweeps (``-b 8 -e 128M -f 2``).
+    """
     positive = [s for s in sizes if s > 0]
     ax.set_xscale("log", base=2)
     ax.set_xlabel("message size (bytes)")
@@ -137,6 +142,25 @@ def size_axis(ax: Axes, sizes: Sequence[float]) -> None:
     ticks = [2.0**e for e in range(low, high + 1, step)]
     ax.set_xticks(ticks, [format_size(t) for t in ticks])
     ax.xaxis.set_minor_locator(_null_locator())
+
+
+def value_axis(ax: Axes, label: str) -> None:
+    """Log-10 y axis labelled with plain numbers (``0.01``, ``1``, ``100``), as nccl-tests prints them.
+
+    On a linear axis the small-message regime (microseconds, MB/s) is a
+    flat line at zero; on a log axis it reads like the large one.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_yscale("log", nonpositive="mask")  # nccl-tests prints 0.00 GB/s for tiny sizes
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.set_ylabel(label)
+
+
+def place_legend(ax: Axes, **options: Any) -> None:
+    """The legend in the axes' upper left, empty under curves that rise with size, and below the title."""
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.9, **options)
 
 
 def _null_locator() -> Any:
@@ -184,7 +208,8 @@ def plot_busbw(
     path : str or Path, optional
         Where to save the figure (``.png``, ``.svg``, ``.pdf``).
     metric : {"busbw", "time"}
-        Bus bandwidth in GB/s (linear y), or time in microseconds (log y).
+        Bus bandwidth in GB/s, or time in microseconds (nccl-tests' units);
+        both axes are logarithmic.
     title : str, optional
 
     Returns
@@ -217,19 +242,14 @@ def plot_busbw(
         sizes += x
         ax.plot(x, y, "kx", ms=6, label=f"measured ({Path(str(log.source or 'log')).name})")
     size_axis(ax, sizes)
-    if metric == "busbw":
-        ax.set_ylabel("bus bandwidth (GB/s)")
-        ax.set_ylim(bottom=0)
-    else:
-        ax.set_yscale("log")
-        ax.set_ylabel("time (us)")
+    value_axis(ax, "bus bandwidth (GB/s)" if metric == "busbw" else "time (us)")
     if title is None and results and isinstance(results[0], Result):
         first = results[0]
         title = f"{first.collective.value} on {first.topology}, {first.ranks} ranks"
     if title:
         ax.set_title(title, fontsize=10)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8)
+    place_legend(ax)
     fig.tight_layout()
     return _finish(fig, path)
 
@@ -247,7 +267,7 @@ def _merged(starts: np.ndarray, ends: np.ndarray, gap_s: float) -> list[tuple[fl
     return list(zip(starts[first].tolist(), (ends[last] - starts[first]).tolist()))
 
 
-def _timeline_panel(ax: Axes, result: Result, max_links: int, factor: float, first: bool) -> None:
+def _timeline_panel(ax: Axes, result: Result, max_links: int, factor: float) -> None:
     run = run_parts(result)
     rec = run.record
     shown = result.links[:max_links]
@@ -268,7 +288,6 @@ def _timeline_panel(ax: Axes, result: Result, max_links: int, factor: float, fir
         f"{format_time(result.time_s)}{suffix}",
         fontsize=9,
         loc="left",
-        pad=14 if first else 6,
     )
     ax.set_ylabel("link (full-rate share of run)", fontsize=8)
     ax.grid(True, axis="x", alpha=0.3)
@@ -307,26 +326,25 @@ def plot_timeline(
     rows = [min(len(r.links), max_links) for r in runs]
     makespan = max(run_parts(r).record.makespan_s for r in runs)
     factor, unit = time_unit(makespan)
-    height = sum(0.9 + 0.2 * max(n, 2) for n in rows) + 0.6
+    height = sum(0.9 + 0.2 * max(n, 2) for n in rows) + 0.9
     fig, axes = new_figure(
         9, height, rows=len(runs), sharex=True, height_ratios=[max(n, 2) + 3 for n in rows]
     )
-    for i, (ax, result) in enumerate(zip(axes, runs)):
-        _timeline_panel(ax, result, max_links, factor, first=i == 0)
+    for ax, result in zip(axes, runs):
+        _timeline_panel(ax, result, max_links, factor)
     axes[-1].set_xlabel(f"time ({unit})")
     axes[0].set_xlim(0, makespan / factor * 1.02 if makespan > 0 else 1)
-    axes[0].legend(
+    fig.legend(
         handles=[
             Patch(color=BOTTLENECK_COLOUR, label="bottleneck link"),
             Patch(color=LINK_COLOUR, label="other link"),
         ],
         loc="lower right",
-        bbox_to_anchor=(1.0, 1.0),
         ncols=2,
         frameon=False,
         fontsize=8,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0.0, 0.35 / height, 1.0, 1.0))  # the legend below the time axis, clear of titles
     return _finish(fig, path)
 
 
@@ -386,7 +404,7 @@ def plot_utilisation_heatmap(
 
 # -- measured against predicted (calibration) ----------------------------------------
 def plot_validation(report: Any, path: str | Path, calibrated: Any = None) -> Path:
-    """Measured and predicted bus bandwidth against size (log x), nccl-tests style.
+    """Measured and predicted bus bandwidth against size (log-log), nccl-tests style, saved to ``path``.
 
     Parameters
     ----------
@@ -402,6 +420,11 @@ def plot_validation(report: Any, path: str | Path, calibrated: Any = None) -> Pa
         The written file.
     """
     out = check_output(path)
+    return save_figure(validation_figure(report, calibrated), out)
+
+
+def validation_figure(report: Any, calibrated: Any = None) -> Figure:
+    """The figure of :func:`plot_validation`: GB/s against bytes, both axes logarithmic."""
     fig, (ax,) = new_figure(8, 4.5)
     sizes = [r.nbytes for r in report.rows]
     ax.plot(sizes, [r.measured_busbw_Bps / 1e9 for r in report.rows], "o-", label="measured (nccl-tests)")
@@ -419,9 +442,9 @@ def plot_validation(report: Any, path: str | Path, calibrated: Any = None) -> Pa
             label="predicted, calibrated",
         )
     size_axis(ax, sizes)
-    ax.set_ylabel("bus bandwidth (GB/s)")
+    value_axis(ax, "bus bandwidth (GB/s)")
     ax.set_title(f"{report.collective}: {Path(str(report.source)).name}", fontsize=9)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend()
+    place_legend(ax)
     fig.tight_layout()
-    return save_figure(fig, out)
+    return fig

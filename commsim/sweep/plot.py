@@ -5,7 +5,8 @@ A *contender* is an algorithm with its parameters (the ``algorithm`` and
 rows except the size (``topology``, ``collective``, ``topology.nic``,
 ``overrides...``). The winner of a (case, size) cell is the contender with
 the least ``time_s`` among the rows that ran (ties go to the first in
-scenario order).
+scenario order). In the map, cells the NCCL model won are hatched: its time
+is a model's prediction, the others' are ideal replays of their schedules.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from commsim.units import format_size
 
-__all__ = ["Winners", "plot_winners", "winners"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["MODEL_CONTENDERS", "Winners", "is_model", "plot_winners", "winners", "winners_figure"]
 
 _NOT_CASE = {"key", "size", "nbytes", "n_ranks", "time_s", "algbw_Bps", "busbw_Bps", "bottleneck", "error"}
 
@@ -95,8 +99,96 @@ def _label(row: dict[str, Any], columns: list[str], bare: str | None = None) -> 
     )
 
 
+MODEL_CONTENDERS = ("nccl",)
+"""Algorithms whose time is a model's prediction, not an ideal replay of a schedule."""
+
+MODEL_HATCH = "///"
+
+
+def is_model(contender: str) -> bool:
+    """Whether ``contender`` (``"nccl"``, ``"nccl, version=2.21"``) is the NCCL model rather than a replay."""
+    return contender.split(",", 1)[0].strip() in MODEL_CONTENDERS
+
+
+def winners_figure(rows: Iterable[dict[str, Any]], title: str | None = None) -> Figure:
+    """The winner map as a Figure: cases down, sizes across, one colour per contender.
+
+    Cells won by the NCCL model (a model time) are hatched; the others are
+    ideal replays of a schedule on the machine, so the two kinds of result
+    are never read as one. The legend sits right of the map, clear of the
+    title above it; a grey cell means no contender ran there.
+
+    Parameters
+    ----------
+    rows : iterable of dict
+        Sweep rows (:func:`commsim.sweep.store.read_rows`).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.figure import Figure
+
+    table = winners(rows)
+    grid = [[_contender_index(table, case, nbytes) for nbytes in table.sizes] for case in table.cases]
+    colours = _colours(max(1, len(table.contenders)))
+    label_in = max((len(case) for case in table.cases), default=4) * 0.075
+    figure = Figure(
+        figsize=(max(6.0, 0.28 * len(table.sizes) + 4.5 + label_in), 2.2 + 0.45 * len(table.cases))
+    )
+    ax = figure.add_subplot()
+    cmap = ListedColormap(colours).with_extremes(bad="#dddddd")
+    norm = BoundaryNorm([i - 0.5 for i in range(len(colours) + 1)], len(colours))
+    ax.imshow(grid, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
+    _hatch_model_cells(ax, table)
+    ax.set_xticks(range(len(table.sizes)), [format_size(s) for s in table.sizes], rotation=90, fontsize=8)
+    ax.set_yticks(range(len(table.cases)), table.cases, fontsize=9)
+    ax.set_xlabel("message size")
+    ax.set_title(title or "fastest algorithm per machine and size", fontsize=11)
+    ax.legend(
+        handles=_legend_handles(table, colours),
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        frameon=False,
+        title="winner (time from)",
+        title_fontsize=8,
+        alignment="left",
+    )
+    figure.tight_layout()
+    return figure
+
+
+def _hatch_model_cells(ax: Any, table: Winners) -> None:
+    from matplotlib.patches import Rectangle
+
+    for (case, nbytes), (contender, _) in table.cells.items():
+        if is_model(contender):
+            x, y = table.sizes.index(nbytes), table.cases.index(case)
+            ax.add_patch(
+                Rectangle((x - 0.5, y - 0.5), 1, 1, fill=False, hatch=MODEL_HATCH, lw=0, ec="#333333")
+            )
+
+
+def _legend_handles(table: Winners, colours: list[Any]) -> list[Any]:
+    from matplotlib.patches import Patch
+
+    handles = []
+    for i, name in enumerate(table.contenders):
+        if is_model(name):
+            handles.append(
+                Patch(fc=colours[i], hatch=MODEL_HATCH, ec="#333333", label=f"{name} (NCCL model)")
+            )
+        else:
+            handles.append(Patch(color=colours[i], label=f"{name} (ideal replay)"))
+    handles.append(Patch(color="#dddddd", label="no algorithm ran"))
+    return handles
+
+
 def plot_winners(rows: Iterable[dict[str, Any]], path: str | Path, title: str | None = None) -> Path:
-    """Draw the winner per (case, size) as a heat map (one colour per contender).
+    """Draw the winner per (case, size) as a heat map (see :func:`winners_figure`) and save it.
 
     Parameters
     ----------
@@ -111,28 +203,9 @@ def plot_winners(rows: Iterable[dict[str, Any]], path: str | Path, title: str | 
     Path
         ``path``.
     """
-    from matplotlib.colors import BoundaryNorm, ListedColormap
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
+    from commsim.report.plots import save_figure
 
-    table = winners(rows)
-    grid = [[_contender_index(table, case, nbytes) for nbytes in table.sizes] for case in table.cases]
-    colours = _colours(max(1, len(table.contenders)))
-    figure = Figure(figsize=(max(4.0, 0.3 * len(table.sizes) + 2), 1.5 + 0.4 * len(table.cases)))
-    ax = figure.add_subplot()
-    cmap = ListedColormap(colours).with_extremes(bad="#dddddd")
-    norm = BoundaryNorm([i - 0.5 for i in range(len(colours) + 1)], len(colours))
-    ax.imshow(grid, cmap=cmap, norm=norm, aspect="auto", interpolation="nearest")
-    ax.set_xticks(range(len(table.sizes)), [format_size(s) for s in table.sizes], rotation=90, fontsize=7)
-    ax.set_yticks(range(len(table.cases)), table.cases, fontsize=8)
-    ax.set_xlabel("message size")
-    ax.set_title(title or "fastest algorithm per machine and size", fontsize=10)
-    handles = [Patch(color=colours[i], label=name) for i, name in enumerate(table.contenders)]
-    handles.append(Patch(color="#dddddd", label="no algorithm ran"))
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
-    out = Path(path)
-    figure.savefig(out, dpi=110, bbox_inches="tight")
-    return out
+    return save_figure(winners_figure(rows, title), path)
 
 
 def _contender_index(table: Winners, case: str, nbytes: float) -> float:
