@@ -26,7 +26,7 @@ from commsim.topology.resolve import resolve_reference
 from commsim.units import parse_size
 
 if TYPE_CHECKING:
-    from commsim.sweep.spec import SweepScenario
+    from commsim.sweep.grid import SweepScenario
 
 __all__ = ["INTERNAL_ERROR", "RESULT_COLUMNS", "Chunk", "evaluate", "evaluate_chunk"]
 

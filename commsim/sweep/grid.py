@@ -31,6 +31,7 @@ __all__ = [
     "Group",
     "Setting",
     "SpecIssue",
+    "SweepScenario",
     "build_scenario",
     "display_value",
     "scenario_key",
@@ -195,3 +196,26 @@ def display_value(value: Any) -> str | int | float | bool | None:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return json.dumps(value, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class SweepScenario:
+    """One scenario of a sweep.
+
+    Attributes
+    ----------
+    index : int
+        Position in the expansion (the row order of the output).
+    key : str
+        :func:`~commsim.sweep.grid.scenario_key` of ``scenario``.
+    scenario : dict
+        Every parameter: topology, algorithm, collective, size, params,
+        overrides, ranks, root.
+    values : dict
+        The row's descriptive and grid columns (mappings as JSON text).
+    """
+
+    index: int
+    key: str
+    scenario: dict[str, Any]
+    values: dict[str, Any]

@@ -45,6 +45,7 @@ from commsim.sweep.grid import (
     Group,
     Loc,
     SpecIssue,
+    SweepScenario,
     build_scenario,
     display_value,
     lookup,
@@ -78,29 +79,6 @@ class SweepFile(pydantic.BaseModel):
     ranks: Any = None
     root: Any = 0
     grid: list[Any] | dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class SweepScenario:
-    """One scenario of a sweep.
-
-    Attributes
-    ----------
-    index : int
-        Position in the expansion (the row order of the output).
-    key : str
-        :func:`~commsim.sweep.grid.scenario_key` of ``scenario``.
-    scenario : dict
-        Every parameter: topology, algorithm, collective, size, params,
-        overrides, ranks, root.
-    values : dict
-        The row's descriptive and grid columns (mappings as JSON text).
-    """
-
-    index: int
-    key: str
-    scenario: dict[str, Any]
-    values: dict[str, Any]
 
 
 @dataclass(frozen=True, eq=False)
