@@ -37,10 +37,11 @@ from commsim.topology.linkkinds import kinds_matching
 from commsim.topology.model import Topology
 from commsim.topology.resolve import resolve_reference
 from commsim.topology.schema import from_file
-from commsim.units import SIZE_HELP, parse_size
+from commsim.units import SIZE_HELP, parse_bandwidth, parse_size, parse_time
 from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
+    "MAX_CASES",
     "AlgorithmEntry",
     "LoadedScenario",
     "Overrides",
@@ -51,6 +52,10 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
 ]
+
+
+MAX_CASES = 10_000
+"""The most (algorithm, size) cases one scenario file runs; larger grids are sweeps."""
 
 
 def _check_size(value: str | float) -> str | float:
@@ -104,6 +109,14 @@ class TopologyRef(_Strict):
     kind: str | None = None
     bandwidth: str | None = None
     latency: str | None = None
+
+    @field_validator("bandwidth", "latency", mode="before")
+    @classmethod
+    def _with_unit(cls, value: Any, info: pydantic.ValidationInfo) -> Any:
+        if value is not None:  # a file's figures need units: 16 is not 16 B/s
+            parse = parse_bandwidth if info.field_name == "bandwidth" else parse_time
+            parse(value, require_unit=True)
+        return value
 
     @model_validator(mode="after")
     def _exactly_one(self) -> TopologyRef:
@@ -234,6 +247,13 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)
     collective = get_collective(scenario.collective)
+    cases = len(scenario.algorithms) * len(scenario.sizes)
+    if cases > MAX_CASES:
+        raise ScenarioError(
+            f"{position(node, ('algorithms',), source)}: {len(scenario.algorithms)} algorithms x "
+            f"{len(scenario.sizes)} sizes = {cases:,} cases, more than the limit of {MAX_CASES:,} for one "
+            "scenario; use a sweep file (commsim sweep) for large grids"
+        )
     for index, entry in enumerate(scenario.algorithms):
         check_algorithm(entry.algorithm, entry.params, collective, node, source, ("algorithms", index))
     check_ranks(topology, scenario.ranks, scenario.root, collective, node, source)

@@ -111,6 +111,11 @@ FILE_CASES = [
         "bandwidth 16 has no unit; write it with one, e.g. '16 GB/s'",
     ),
     (GOOD + "overrides: {pcie: {latency: 5}}\n", ":5:", "time 5 has no unit"),
+    (
+        GOOD.replace("pcie_4gpu_switch", "{builder: ring, gpus: 4, bandwidth: 16}"),
+        "2:47",
+        "topology.bandwidth: bandwidth 16 has no unit; write it with one, e.g. '16 GB/s'",
+    ),
     ("a: " + "[" * 100 + "]" * 100 + "\n", "1:", "nested deeper than the limit of 40 levels"),
     (
         "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
@@ -156,6 +161,11 @@ FILE_CASES = [
         GOOD.replace("{algorithm: ring}", "{algorithm: tree}") + "collective: broadcast\nroot: 7\n",
         "6:7",
         "root: 7 is not a rank of the 4 taking part; give 0 to 3",
+    ),
+    (
+        GOOD.replace("[1 MB]", "[" + ", ".join(str(i) for i in range(1, 10_002)) + "]"),
+        "4:13",
+        "1 algorithms x 10001 sizes = 10,001 cases, more than the limit of 10,000",
     ),
     # found while planning: still at the entry's line
     (

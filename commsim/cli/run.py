@@ -81,6 +81,7 @@ def run(
 ) -> None:
     """Simulate a scenario file, or one built from flags, and print the results."""
     import commsim
+    from commsim.config import MAX_CASES
     from commsim.report.progress import progress_iter
     from commsim.scenario.cases import check_params
 
@@ -108,6 +109,11 @@ def run(
         for name in algorithm:
             check_params(name, params)
         cases = [(a, s) for a in algorithm for s in size or ["160 MB"]]
+        if len(cases) > MAX_CASES:
+            raise CommsimError(
+                f"{len(cases):,} cases (--algorithm x --size) is more than the limit of {MAX_CASES:,}; "
+                "use a sweep file (commsim sweep)"
+            )
         results = [
             commsim.simulate(topo, a, collective, s, verify=verify, params=params) for a, s in progress(cases)
         ]
