@@ -299,6 +299,14 @@ def test_cluster_boxes_side_by_side_are_captioned_once() -> None:
     assert_no_legend_over_a_title(fig)
 
 
+def test_big_clusters_lose_device_names_but_keep_box_captions() -> None:
+    """Four DGX A100 boxes are 4 x 23 + 1 = 93 devices, above the 64 that get names."""
+    four = cluster("dgx_a100", nodes=4)
+    assert len(four.devices) == 93
+    captions = [t.get_text() for t in draw_topology(four).axes[0].texts]
+    assert captions == ["box 0", "box 1", "box 2", "box 3"]
+
+
 def test_small_machines_keep_every_link_label() -> None:
     """A machine of at most 12 links labels each one: the 4-GPU PCIe box's 5 links at 16 GB/s."""
     fig = draw_topology(get_topology("pcie_4gpu_switch"))

@@ -201,8 +201,8 @@ def _draw_nodes(
                 node_size=node_size,
                 ax=ax,
             )
+    _box_captions(ax, topology, pos)
     if names:
-        _box_captions(ax, topology, pos)
         below = math.sqrt(node_size) / 2 + 1  # points: under the marker, not over it
         for device in topology.devices:
             ax.annotate(
