@@ -48,6 +48,11 @@ CLI_CASES = [
         ["run", "--topology", "dgx1_v100", "--gpus", "4", "--algorithm", "ring"],
         "--gpus does not apply to 'dgx1_v100'",
     ),
+    (["topo", "show", "dgx1_v100", "--gpus", "4"], "gpus=4 applies to builders"),
+    (
+        ["plot", "topology", "dgx1_v100", "-o", "d.png", "--gpus", "4"],
+        "not to 'dgx1_v100', which is a finished machine",
+    ),
     # user text is shown as typed, never read as console markup
     ([*FLAGS[:4], "[bold]ring"], "unknown algorithm '[bold]ring'"),
     # nearest names

@@ -745,3 +745,17 @@ def test_figures_in_a_file_need_units(field: str, value: str, example: str) -> N
         parse_topology(text, "t.yaml")
     assert str(info.value).startswith("t.yaml:6:")
     assert f"has no unit; write it with one, e.g. '{example}'" in str(info.value)
+
+
+def test_save_writes_whole_files_only(tmp_path: Path) -> None:
+    """The file appears complete (through a temporary file renamed into place), nothing else is left."""
+    from commsim.topology import get_topology, save_topology
+
+    save_topology(get_topology("pcie_4gpu_switch"), tmp_path / "m.yaml")
+    assert [p.name for p in tmp_path.iterdir()] == ["m.yaml"]
+    assert parse_topology((tmp_path / "m.yaml").read_text(encoding="utf-8"), "m.yaml").gpus == [
+        "gpu0",
+        "gpu1",
+        "gpu2",
+        "gpu3",
+    ]

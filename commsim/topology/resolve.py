@@ -54,11 +54,20 @@ def get_topology(name_or_path: str, **builder_params: Any) -> Topology:
     ------
     UnknownNameError
         If the name is none of these; the message lists the valid names.
+    TopologyError
+        If builder options (``gpus=``, ``nodes=``, ...) are given for a
+        shipped name or a file, or a count is over the limits.
     """
+    params = {k: v for k, v in builder_params.items() if v is not None}
     if name_or_path in BUILDERS:
-        params = {k: v for k, v in builder_params.items() if v is not None}
         check_builder_sizes(name_or_path, params)
         return build(name_or_path, **params)
+    if params:  # options a built machine takes are not silently dropped for a finished one
+        options = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        raise TopologyError(
+            f"{options} {'applies' if len(params) == 1 else 'apply'} to builders ({', '.join(BUILDERS)}), "
+            f"not to {name_or_path!r}, which is a finished machine"
+        )
     if name_or_path in shipped_topologies():
         return load_shipped(name_or_path)
     path = Path(name_or_path)
