@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import pydantic
-import yaml
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from commsim.algorithms import algorithm_names
@@ -32,13 +31,13 @@ from commsim.collectives import Collective, get_collective
 from commsim.errors import CommsimError, ScenarioError, known_name
 from commsim.scenario.cases import check_algorithm, check_ranks
 from commsim.topology.builders import BUILDERS
-from commsim.topology.io import topology_from_data
 from commsim.topology.linkkinds import kinds_matching
 from commsim.topology.model import Topology
 from commsim.topology.resolve import resolve_reference
-from commsim.topology.schema import from_file
 from commsim.units import SIZE_HELP, parse_bandwidth, parse_size, parse_time
-from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
+
+if TYPE_CHECKING:  # PyYAML, the YAML helpers and the topology file reader are imported when a file is read
+    import yaml
 
 __all__ = [
     "MAX_CASES",
@@ -73,6 +72,8 @@ SizeText = Annotated[
 
 def _check_overrides(value: Any, info: pydantic.ValidationInfo) -> Any:
     if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+        from commsim.topology.schema import from_file
+
         parse_overrides(value, require_unit=from_file(info))  # the figures as written: 16 is not 16.0
         kinds_matching(tuple(value))
     return value  # anything else: pydantic names the expected shape
@@ -203,6 +204,9 @@ def build_scenario_topology(
         value) if the machine cannot be built; the message about a topology
         file or inline data names its own line too.
     """
+    from commsim.topology.io import topology_from_data
+    from commsim.yamlio import position
+
     prefix = position(node, ("topology",), source)
     try:
         if isinstance(ref, TopologyRef) and ref.inline is not None:
@@ -220,6 +224,8 @@ def build_scenario_topology(
 
 
 def _child_node(node: yaml.Node | None, loc: tuple[str, ...]) -> yaml.Node | None:
+    import yaml
+
     for part in loc:
         if not isinstance(node, yaml.MappingNode):
             return None
@@ -235,6 +241,8 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     ScenarioError
         With ``source:line:col`` for every problem.
     """
+    from commsim.yamlio import position, read_yaml, validate_with_lines
+
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
@@ -270,10 +278,14 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
 
 
 def _entry_positions(node: yaml.Node | None, source: str, count: int) -> tuple[str, ...]:
+    from commsim.yamlio import position
+
     return tuple(position(node, ("algorithms", i), source) for i in range(count))
 
 
 def load_scenario(path: str | Path) -> LoadedScenario:
     """Read and validate a scenario file."""
+    from commsim.yamlio import read_text
+
     path = Path(path)
     return parse_scenario(read_text(path, ScenarioError), str(path), path.parent)

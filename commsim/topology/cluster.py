@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from commsim.errors import TopologyError, UnknownNameError
-from commsim.topology.io import load_shipped, shipped_topologies
 from commsim.topology.linkkinds import LINK_KINDS, get_link_kind
 from commsim.topology.machines import MACHINES
 from commsim.topology.machines.networks import Network, fat_tree, rails, single_switch
@@ -178,6 +177,8 @@ def cluster(
 
 
 def _load_box(box: str | Topology) -> Topology:
+    from commsim.topology.io import load_shipped, shipped_topologies  # PyYAML and the file schema, on use
+
     if isinstance(box, Topology):
         template = box
     elif box in MACHINES and box not in shipped_topologies():

@@ -8,7 +8,6 @@ from typing import Any
 
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.builders import BUILDERS, build
-from commsim.topology.io import load_shipped, load_topology_file, shipped_topologies
 from commsim.topology.model import Topology
 
 __all__ = [
@@ -44,6 +43,8 @@ def check_builder_sizes(name: str, params: Mapping[str, Any]) -> None:
 
 def available_topologies() -> list[str]:
     """Names accepted by :func:`get_topology`: shipped files, then builders."""
+    from commsim.topology.io import shipped_topologies
+
     return list(shipped_topologies()) + [f"{b} (builder)" for b in BUILDERS]
 
 
@@ -68,6 +69,9 @@ def get_topology(name_or_path: str, **builder_params: Any) -> Topology:
             f"{options} {'applies' if len(params) == 1 else 'apply'} to builders ({', '.join(BUILDERS)}), "
             f"not to {name_or_path!r}, which is a finished machine"
         )
+    # the file reader (PyYAML, the file schema) only when a file is read
+    from commsim.topology.io import load_shipped, load_topology_file, shipped_topologies
+
     if name_or_path in shipped_topologies():
         return load_shipped(name_or_path)
     path = Path(name_or_path)
