@@ -29,7 +29,7 @@ from commsim.algorithms import algorithm_names
 from commsim.api import parse_overrides
 from commsim.collectives import Collective, get_collective
 from commsim.errors import CommsimError, ScenarioError, known_name
-from commsim.scenario.cases import check_algorithm, check_ranks
+from commsim.scenario.cases import check_algorithm, check_override_figures, check_ranks
 from commsim.topology.builders import BUILDERS
 from commsim.topology.linkkinds import kinds_matching
 from commsim.topology.model import Topology
@@ -251,6 +251,7 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
             f"{source}: this is a training scenario (top-level 'workload'); "
             "load it with commsim.training.load_training_scenario"
         )
+    check_override_figures(data.get("overrides"), node, source)
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)

@@ -112,10 +112,10 @@ FILE_CASES = [
     ("name: x\nname: y\ntopology: pcie_4gpu_switch\n", "2:1", "key 'name' is given twice"),
     (
         GOOD + "overrides: {pcie: {bandwidth: 16}}\n",
-        ":5:",
+        "5:31: overrides.pcie.bandwidth",
         "bandwidth 16 has no unit; write it with one, e.g. '16 GB/s'",
     ),
-    (GOOD + "overrides: {pcie: {latency: 5}}\n", ":5:", "time 5 has no unit"),
+    (GOOD + "overrides: {pcie: {latency: 5}}\n", "5:29: overrides.pcie.latency", "time 5 has no unit"),
     (
         GOOD.replace("pcie_4gpu_switch", "{builder: ring, gpus: 4, bandwidth: 16}"),
         "2:47",

@@ -19,7 +19,7 @@ from commsim.errors import CommsimError, ScenarioError
 from commsim.topology.model import Topology
 from commsim.yamlio import position, validation_message
 
-__all__ = ["check_algorithm", "check_params", "check_ranks"]
+__all__ = ["check_algorithm", "check_override_figures", "check_params", "check_ranks"]
 
 
 def check_algorithm(
@@ -126,3 +126,31 @@ def check_params(name: str, params: dict[str, Any], given_as: str = "--param") -
             for loc, message in problems(exc, params, cls.Params)
         ]
         raise CommsimError("\n".join(lines)) from None
+
+
+def check_override_figures(overrides: Any, node: yaml.Node | None, source: str) -> None:
+    """Each ``overrides: {KIND: {bandwidth: ..., latency: ...}}`` figure readable, at its own line.
+
+    Shapes other than a mapping of mappings are left to the scenario model,
+    which names what it expected.
+
+    Raises
+    ------
+    ScenarioError
+        ``file:line:col: overrides.nvlink.bandwidth: bandwidth 16 has no unit; ...``.
+    """
+    from commsim.units import parse_bandwidth, parse_time
+
+    if not isinstance(overrides, dict):
+        return
+    for kind, figures in overrides.items():
+        if not isinstance(figures, dict):
+            continue
+        for field, value in figures.items():
+            if field not in ("bandwidth", "latency"):
+                continue
+            try:
+                (parse_bandwidth if field == "bandwidth" else parse_time)(value, require_unit=True)
+            except CommsimError as exc:
+                where = position(node, ("overrides", kind, field), source)
+                raise ScenarioError(f"{where}: overrides.{kind}.{field}: {exc}") from None
