@@ -224,12 +224,15 @@ CASES: dict[str, Callable[[bool], tuple[str, int, Run]]] = {
 }
 
 # The "Engine v2" scale targets: run only with --scale or --only (seconds to
-# minutes each; cluster_4096 needs about 6.4 GB, see docs/performance.md).
+# minutes each; cluster_512 and cluster_2048 give the growth of cluster_4096,
+# which needs about 6.4 GB, see docs/performance.md).
 SCALE_CASES: dict[str, Callable[[bool], tuple[str, int, Run]]] = {
     "ring_2048": lambda quick: case_ring(2048, 1),
     "ring_4096": lambda quick: case_ring(4096, 1),
     "ring_8192": lambda quick: case_ring(8192, 1),
     "ring_16384": lambda quick: case_ring(16384, 1),
+    "cluster_512": lambda quick: case_cluster(64, 1),
+    "cluster_2048": lambda quick: case_cluster(256, 1),
     "cluster_4096": lambda quick: case_cluster(512, 1),
     "direct_fat_tree_512": lambda quick: case_direct_fat_tree(64),
     "nccl_4096": lambda quick: case_nccl_cluster(512),
