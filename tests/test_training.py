@@ -8,7 +8,9 @@ parameter-server cost model) and section 5 (multi-machine training).
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from commsim.errors import ScenarioError, UnknownNameError
 from commsim.topology import Device, PhysicalLink, Topology, get_topology
 from commsim.topology.cluster import cluster
 from commsim.training import (
+    DEFAULT_BUCKET_BYTES,
     CollectiveTimer,
     Layer,
     TrainingError,
@@ -42,7 +45,10 @@ from commsim.training import (
     step_trace,
     training_json,
     training_report,
+    write_step_trace,
 )
+from commsim.training.config import _default_buckets
+from commsim.units import parse_size
 from commsim.training.workload import parse_flops
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,14 +126,45 @@ def test_a_model_with_no_layers_is_an_error() -> None:
     assert str(info.value) == "workload 'empty' has no layers; give at least one Layer"
 
 
-def test_a_bucket_larger_than_the_model_is_an_error() -> None:
-    """The bucket cap must not exceed the model's gradient bytes."""
+def test_a_bucket_larger_than_the_model_is_one_bucket() -> None:
+    """A cap above the gradient bytes is an upper bound, as in DDP: the whole model in one bucket.
+
+    fp16 ResNet-50 has 25,557,032 x 2 B = 51.11 MB of gradients < 100 MB, so one bucket
+    holding every layer with parameters, ready when the backward of the first layer ends
+    (the step's compute time).
+    """
+    workload = resnet50(64, dtype="fp16")
+    step = simulate_step(workload, get_topology("dgx1_v100"), "ring", bucket_bytes="100 MB")
+    assert len(step.buckets) == 1
+    (only,) = step.buckets
+    assert only.bucket.nbytes == 25_557_032 * 2
+    assert only.bucket.ready_s == workload.compute_s
+    assert len(only.bucket.layers) == sum(1 for layer in workload.layers if layer.params > 0)
+
+
+@pytest.mark.parametrize("cap", [0.0, -1.0, math.inf, math.nan])
+def test_a_bucket_that_is_not_a_positive_size_is_an_error(cap: float) -> None:
+    """Zero, negative, infinite or NaN caps are refused, naming a valid example."""
     with pytest.raises(TrainingError) as info:
-        simulate_step(resnet50(64, dtype="fp16"), get_topology("dgx1_v100"), "ring", bucket_bytes="100 MB")
-    assert str(info.value) == (
-        "bucket size 100 MB is larger than the model: resnet50 has 51.11 MB of gradients "
-        "(25,557,032 parameters x 2 B); choose a bucket of at most 51.11 MB"
-    )
+        pack_buckets(toy(), cap)
+    assert str(info.value).startswith("bucket size must be a positive number of bytes (e.g. '25 MiB'")
+
+
+def test_the_default_bucket_is_ddps_25_mib() -> None:
+    """DDP's bucket_cap_mb=25 is int(25 * 1024 * 1024) = 26,214,400 B (torch docs and source), not 25e6.
+
+    ResNet-50's fp32 gradients, 25,557,032 x 4 = 102,228,128 B, at a 26,214,400 B cap: a bucket
+    closes once it holds >= the cap, so at most floor(102,228,128 / 26,214,400) = 3 full buckets
+    (3 x 26,214,400 = 78,643,200 <= 102,228,128 < 4 x 26,214,400) and a remainder: 3 or 4 buckets,
+    every closed one >= 26,214,400 B.
+    """
+    assert DEFAULT_BUCKET_BYTES == 26_214_400
+    assert parse_size(_default_buckets()[0]) == 26_214_400
+    step = simulate_step(resnet50(64), get_topology("dgx1_v100"), "multi_ring")
+    assert step.bucket_bytes == 26_214_400
+    assert len(step.buckets) in (3, 4)
+    assert all(t.bucket.nbytes >= 26_214_400 for t in step.buckets[:-1])
+    assert sum(t.bucket.nbytes for t in step.buckets) == 102_228_128
 
 
 def test_overlap_without_compute_is_an_error() -> None:
@@ -296,6 +333,17 @@ def test_timeline_and_trace() -> None:
     assert sum(e["ph"] == "X" for e in trace["traceEvents"]) == len(spans)
     record = json.loads(training_json([step]))[0]
     assert record["buckets"] == 4 and record["iteration_s"] == step.iteration_s
+
+
+def test_a_step_trace_ending_in_gz_is_gzip(tmp_path: Path) -> None:
+    """``.json.gz`` is gzip (magic bytes 1f 8b) holding the same JSON as ``.json``; no temp file left."""
+    step = simulate_step(toy(), get_topology("pcie_4gpu_switch"), "ring", bucket_bytes="2 MB")
+    plain = write_step_trace([step], tmp_path / "t.json").read_bytes()
+    packed = write_step_trace([step], tmp_path / "t.json.gz").read_bytes()
+    assert packed[:2] == b"\x1f\x8b"
+    assert gzip.decompress(packed) == plain
+    assert json.loads(plain) == step_trace([step])
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["t.json", "t.json.gz"]
 
 
 # -- scenarios -----------------------------------------------------------------------------------
@@ -495,10 +543,11 @@ bucket_sizes: [10 MB]
             "<t>:2:19: workload.model: unknown model 'resnet51'; valid: resnet50, bert_large, gpt2_xl",
         ),
         (
-            _GOOD.replace("[10 MB]", "[10 MB, 200 MB]"),
-            TrainingError,
-            "<t>:5:23: bucket_sizes: bucket size 200 MB is larger than the model: resnet50 has 102.2 MB of "
-            "gradients (25,557,032 parameters x 4 B); choose a bucket of at most 102.2 MB",
+            _GOOD.replace("[10 MB]", "[10 MB, 0 MB]"),
+            ScenarioError,
+            "<t>:5:23: bucket_sizes.1: size '0 MB' must be at least 1 byte; expected a whole number of "
+            "bytes with an optional unit, e.g. '160 MB', '1M', '1 GiB', '4096', '8 Gbit' (K/M/G/T alone "
+            "are binary as in nccl-tests, KB/MB/GB decimal, KiB/MiB/GiB binary)",
         ),
         (
             _GOOD.replace(", device_flops: 100 TFLOPS", ""),

@@ -5,7 +5,9 @@ Accelerating Data Parallel Training", VLDB 2020, section 3.2): walking the
 layers in reverse (backward) order, gradients go into the current bucket;
 a bucket closes as soon as it holds at least ``bucket_bytes``, so a bucket
 may exceed the cap by less than one layer's gradient, and the last bucket
-holds what is left. A bucket is *ready* when the backward of its last layer
+holds what is left. A cap at least as large as the model's gradients gives
+one bucket (DDP does the same: the cap is an upper bound, not a size that
+must be filled). A bucket is *ready* when the backward of its last layer
 (the earliest in forward order) ends. Layers without parameters add no
 bytes. Unlike DDP, the first bucket is not special-cased (DDP caps it at
 1 MB) and layers are not split.
@@ -13,16 +15,20 @@ bytes. Unlike DDP, the first bucket is not special-cased (DDP caps it at
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from commsim.training.errors import TrainingError
 from commsim.training.workload import Workload
-from commsim.units import format_size
 
 __all__ = ["DEFAULT_BUCKET_BYTES", "Bucket", "backward_ends", "check_bucket_bytes", "pack_buckets"]
 
-DEFAULT_BUCKET_BYTES = 25e6
-"""PyTorch DDP's default ``bucket_cap_mb=25``."""
+DEFAULT_BUCKET_BYTES = 25 * 2**20
+"""PyTorch DDP's default ``bucket_cap_mb=25``: 25 MiB = 26,214,400 B (DDP multiplies by 2**20).
+
+``torch.nn.parallel.DistributedDataParallel``'s docs: "bucket_cap_mb ... Default: 25";
+its constructor computes ``int(bucket_cap_mb * 1024 * 1024)`` bytes.
+"""
 
 
 @dataclass(frozen=True)
@@ -62,14 +68,14 @@ def backward_ends(workload: Workload) -> list[float]:
 
 
 def check_bucket_bytes(workload: Workload, bucket_bytes: float) -> None:
-    """Raise :class:`TrainingError` unless ``0 < bucket_bytes <= the model's gradient bytes``."""
-    if not bucket_bytes > 0:
-        raise TrainingError(f"bucket size must be positive, got {bucket_bytes!r} bytes")
-    if bucket_bytes > workload.nbytes:
+    """Raise :class:`TrainingError` unless ``bucket_bytes`` is a positive, finite number of bytes.
+
+    A cap larger than the model's gradients is valid: the model fits in one bucket.
+    """
+    if not 0 < bucket_bytes < math.inf:
         raise TrainingError(
-            f"bucket size {format_size(bucket_bytes)} is larger than the model: {workload.name} has "
-            f"{format_size(workload.nbytes)} of gradients ({workload.params:,} parameters x "
-            f"{workload.dtype_bytes} B); choose a bucket of at most {format_size(workload.nbytes)}"
+            f"bucket size must be a positive number of bytes (e.g. '25 MiB', PyTorch DDP's default), "
+            f"got {bucket_bytes!r} for {workload.name}"
         )
 
 
@@ -79,7 +85,8 @@ def pack_buckets(workload: Workload, bucket_bytes: float) -> list[Bucket]:
     Raises
     ------
     TrainingError
-        If ``bucket_bytes`` is not positive or larger than the model's gradients.
+        If ``bucket_bytes`` is not positive. A cap of at least the model's
+        gradient bytes gives one bucket.
     """
     check_bucket_bytes(workload, bucket_bytes)
     ends = backward_ends(workload)

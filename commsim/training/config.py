@@ -67,7 +67,7 @@ TimeText = Annotated[str | float, AfterValidator(_check_time)]
 
 
 def _default_buckets() -> list[str | float]:
-    return ["25 MB"]  # PyTorch DDP's bucket_cap_mb
+    return ["25 MiB"]  # PyTorch DDP's bucket_cap_mb=25, in units of 2**20 B
 
 
 class _Strict(pydantic.BaseModel):
@@ -301,7 +301,7 @@ def parse_training_scenario(
         With ``source:line:col`` for a malformed file or topology.
     TrainingError
         With ``source:line:col`` for a workload that cannot be built, a
-        bucket larger than the model, or overlap without backward compute.
+        bucket size that is not positive, or overlap without backward compute.
     """
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):

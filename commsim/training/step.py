@@ -234,7 +234,9 @@ def simulate_step(
     ranks : int or list of str, optional
         Data-parallel GPUs (default all).
     bucket_bytes : float or str
-        Bucket cap, e.g. ``"25 MB"`` (PyTorch DDP's default).
+        Bucket cap, e.g. ``"25 MiB"`` (PyTorch DDP's default ``bucket_cap_mb=25``
+        is 25 x 2**20 B, not 25 MB). A cap of at least the model's gradients
+        gives one bucket.
     overlap : bool
         Start each bucket's collective as soon as it is ready (True) or
         only after the backward pass (False).

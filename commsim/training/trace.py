@@ -4,11 +4,16 @@ One process per step (named by its description), with three threads:
 ``compute`` (forward and backward of every layer), ``communication`` (one
 slice per bucket collective; ``args`` hold its bytes, layers and ready
 time) and ``optimizer``. Times in microseconds, rounded to nanoseconds.
+A path ending in ``.gz`` is written gzip-compressed (as for collective
+traces, :func:`commsim.report.trace.write_trace`).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -47,7 +52,29 @@ def step_trace(results: Sequence[StepResult]) -> dict[str, Any]:
 
 
 def write_step_trace(results: Sequence[StepResult], path: str | Path) -> Path:
-    """Write :func:`step_trace` of ``results`` to ``path`` as JSON."""
+    """Write :func:`step_trace` of ``results`` to ``path`` as JSON (gzip if it ends in ``.gz``).
+
+    The file is written to a temporary file beside it and renamed into place,
+    so a failed write never leaves half a file.
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
     path = Path(path)
-    path.write_text(json.dumps(step_trace(results)), encoding="utf-8")
+    data = json.dumps(step_trace(results)).encode("utf-8")
+    if path.suffix == ".gz":
+        data = gzip.compress(data, mtime=0)  # no timestamp: the same steps give the same bytes
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the user's file, not the temporary one
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
