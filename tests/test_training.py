@@ -48,8 +48,8 @@ from commsim.training import (
     write_step_trace,
 )
 from commsim.training.config import _default_buckets
-from commsim.units import parse_size
 from commsim.training.workload import parse_flops
+from commsim.units import parse_size
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
