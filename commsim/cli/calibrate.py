@@ -54,11 +54,20 @@ NcclVersion = Annotated[
     str | None, typer.Option("--nccl-version", help="NCCL version of the run, e.g. 2.21.5.")
 ]
 Collective = Annotated[str | None, typer.Option(help="Collective, if the log does not name it.")]
+NcclTopo = Annotated[
+    Path | None,
+    typer.Option(
+        "--nccl-topo",
+        help="NCCL's own topology dump of one host (the XML NCCL_TOPO_DUMP_FILE writes): the machine NCCL "
+        "detected, used instead of inferring it (not with --topology).",
+    ),
+]
 
 
 def validate(
     log: Annotated[Path, typer.Argument(help="nccl-tests or rccl-tests output (text or -J JSON).")],
     topology: LogTopology = None,
+    nccl_topo: NcclTopo = None,
     nic: Nic = None,
     gpus: Gpus = None,
     nodes: Nodes = None,
@@ -90,7 +99,7 @@ def validate(
 
     from commsim.calibrate.validate import validate_runs
 
-    topo, params = _machine(topology, calibrated)
+    topo, params = _machine(topology, calibrated, nccl_topo)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
@@ -161,6 +170,7 @@ def calibrate(
     logs: Annotated[list[Path], typer.Argument(help="nccl-tests outputs of ONE machine.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Write the calibrated topology YAML here.")],
     topology: LogTopology = None,
+    nccl_topo: NcclTopo = None,
     nic: Nic = None,
     gpus: Gpus = None,
     nodes: Nodes = None,
@@ -180,7 +190,7 @@ def calibrate(
     from commsim.calibrate.fit import fit
     from commsim.calibrate.validate import validate_runs
 
-    topo, _ = _machine(topology, None)
+    topo, _ = _machine(topology, None, nccl_topo)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
@@ -195,13 +205,30 @@ def calibrate(
     )
 
 
-def _machine(topology: str | None, calibrated: Path | None) -> tuple[Topology | None, NcclParams | None]:
+def _machine(
+    topology: str | None, calibrated: Path | None, nccl_topo: Path | None = None
+) -> tuple[Topology | None, NcclParams | None]:
     """``(topology, NCCL parameters)`` of the logs' machine; None where they are to be inferred.
 
     A calibrated file (from ``commsim calibrate``) gives both, its parameters
-    from its ``nccl:`` mapping; a topology name, builder, YAML path or
-    ``nvidia-smi topo -m`` file gives the topology.
+    from its ``nccl:`` mapping; a topology name, builder, YAML path,
+    ``nvidia-smi topo -m`` file or NCCL topology dump gives the topology.
     """
+    given = [
+        name
+        for name, value in (
+            ("--topology", topology),
+            ("--nccl-topo", nccl_topo),
+            ("--calibrated", calibrated),
+        )
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise CommsimError(f"{' and '.join(given)} each name the machine; give one of them")
+    if nccl_topo is not None:
+        from commsim.interop.nccl_topo import read_nccl_topo
+
+        return read_nccl_topo(nccl_topo).topology, None
     if calibrated is not None:
         from commsim.nccl import NcclParams
         from commsim.topology import load_topology_file
