@@ -357,3 +357,14 @@ def test_gpu_and_nic_on_different_sockets_from_the_matrix() -> None:
         "GPU and NIC on different sockets: GPU1, GPU3 reach every NIC only across the inter-socket link "
         "(SYS in the nvidia-smi topo -m matrix; nccl-tests issue #293)",
     )
+
+
+def test_json_carries_the_judgement_for_scripts() -> None:
+    """``--json`` gives the verdict's kind, ratio, causes and doubts, not only its sentence: a run at a
+    quarter of an A100 box's bandwidth with NCCL_MAX_NCHANNELS=2 is "below", naming the channel cap."""
+    text = nccl_log(busbw_GBps=60.0, info=("NCCL_MAX_NCHANNELS set by environment to 2.",))
+    data = validated(text).to_json()
+    judgement = data["judgement"]
+    assert judgement["kind"] == "below" and judgement["measured_over_model_busbw"] < BELOW
+    assert any("NCCL_MAX_NCHANNELS" in cause for cause in judgement["causes"])
+    assert data["verdict"].startswith(f"{1 / judgement['measured_over_model_busbw']:.1f}x below")

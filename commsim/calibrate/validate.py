@@ -129,6 +129,18 @@ class Validation:
 
         return verdict_text(self)
 
+    def _judgement(self) -> dict[str, Any]:
+        """The verdict for scripts: its kind, the busbw ratio it rests on, causes and doubts."""
+        from commsim.calibrate.verdict import judge
+
+        verdict = judge(self)
+        return {
+            "kind": verdict.kind,
+            "measured_over_model_busbw": verdict.ratio,
+            "causes": list(verdict.causes),
+            "doubts": list(verdict.doubts),
+        }
+
     def to_json(self) -> dict[str, Any]:
         """The ``--json`` object."""
         log, topo, inference = self.log, self.inference.topology, self.inference
@@ -167,6 +179,7 @@ class Validation:
             "summary": self.summary(),
             "warnings": list(self.log.warnings) + list(inference.warnings),
             "verdict": self.verdict(),
+            "judgement": self._judgement(),
         }
 
 
