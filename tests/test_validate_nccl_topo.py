@@ -24,9 +24,7 @@ def _validate(*args: str) -> subprocess.CompletedProcess[str]:
 def test_validate_uses_nccls_topology_dump() -> None:
     """The shared H100 machine's dump (one GPU on PCIe Gen5, no NIC) becomes the modelled machine; the
     one-rank all-reduce is then priced as a local copy, as without the dump."""
-    proc = _validate(
-        str(DATA / "all_reduce_1gpu.txt"), "--nccl-topo", str(DATA / "nccl_topo.xml"), "--json"
-    )
+    proc = _validate(str(DATA / "all_reduce_1gpu.txt"), "--nccl-topo", str(DATA / "nccl_topo.xml"), "--json")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["topology"]["description"].startswith("imported from an NCCL topology dump")
