@@ -123,6 +123,7 @@ def test_validation_on_every_development_log(name: str) -> None:
         "summary",
         "warnings",
         "verdict",
+        "judgement",
     }
     assert {"ranks", "gpu", "nodes", "gpus_per_node", "board", "p2p", "nccl_version"} <= set(data["run"])
     assert data["warnings"][: len(report.log.warnings)] == list(report.log.warnings)
