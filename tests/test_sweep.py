@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import socket
 import sys
 from pathlib import Path
@@ -19,13 +20,16 @@ from commsim.sweep import (
     SerialRunner,
     Sweep,
     SweepError,
+    choose_runner,
     load_sweep,
     make_runner,
     parse_sweep,
     range_values,
     read_rows,
     run_sweep,
+    runners,
     scenario_key,
+    usable_cpus,
     winners,
 )
 
@@ -529,6 +533,77 @@ def test_runner_choice() -> None:
     assert isinstance(local, DaskRunner) and local.address is None and local.local_workers == 3
     with pytest.raises(SweepError, match="choose one"):
         make_runner(serial=True, scheduler="tcp://h:8786")
+
+
+def test_the_runner_is_chosen_from_the_grid_size_and_the_idle_cores() -> None:
+    """Pool iff idle = cores - round(load) >= 2 and scenarios >= 100 per idle core; else serial.
+
+    The shipped dgx1_vs_a100 sweep (496 scenarios) on a 2-core machine: idle at load 0 (2 idle
+    cores, 496 >= 200: pool of 2); at load 3.3 (the shared machine) 2 - 3 < 0 idle: serial.
+    On 8 cores at load 2.4: 8 - 2 = 6 idle, so 600 scenarios get a pool of 6 and 599 do not.
+    """
+    idle = choose_runner(496, cores=2, load=0.0)
+    assert isinstance(idle, ProcessPoolRunner) and idle.workers == 2
+    assert idle.description == "process pool of 2 worker(s); chosen: 496 scenarios, 2 of 2 core(s) idle"
+    busy = choose_runner(496, cores=2, load=3.3)
+    assert isinstance(busy, SerialRunner)
+    assert busy.description == "serial (this process; chosen: 0 of 2 core(s) idle, a pool needs 2)"
+    assert isinstance(choose_runner(496, cores=2, load=0.6), SerialRunner)  # round(0.6) = 1 busy
+    six = choose_runner(600, cores=8, load=2.4)
+    assert isinstance(six, ProcessPoolRunner) and six.workers == 6
+    few = choose_runner(599, cores=8, load=2.4)
+    assert (
+        few.description
+        == "serial (this process; chosen: 599 scenarios < 100 per idle core (6 of 8 core(s) idle))"
+    )
+    assert isinstance(choose_runner(10**6, cores=1, load=0.0), SerialRunner)
+
+
+def test_usable_cpus_prefers_process_cpu_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """os.process_cpu_count (3.13+) first, as it honours PYTHON_CPU_COUNT and the affinity mask."""
+    monkeypatch.setattr(runners.os, "process_cpu_count", lambda: 3, raising=False)
+    assert usable_cpus() == 3
+    monkeypatch.setattr(runners.os, "process_cpu_count", lambda: None, raising=False)
+    assert usable_cpus() == 1
+
+
+def test_make_runner_chooses_unless_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runners, "usable_cpus", lambda: 8)
+    monkeypatch.setattr(runners.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert isinstance(make_runner(environ={}, scenarios=799), SerialRunner)
+    assert isinstance(make_runner(environ={}, scenarios=800), ProcessPoolRunner)
+    assert isinstance(make_runner(environ={}, scenarios=1, pool=True), ProcessPoolRunner)
+    assert isinstance(make_runner(environ={}, scenarios=10**6, serial=True), SerialRunner)
+    with pytest.raises(SweepError, match="choose one of --serial, --pool, --workers and --scheduler"):
+        make_runner(serial=True, pool=True)
+
+
+def _boom(task: int) -> int:
+    if task == 3:
+        raise ValueError("case 3 failed")
+    return task
+
+
+def _interrupt(done: int, total: int) -> None:
+    if done:
+        raise KeyboardInterrupt
+
+
+def test_no_worker_outlives_an_error_in_one_case() -> None:
+    """A task's exception reaches the caller, and every pool worker has exited by then."""
+    runner = ProcessPoolRunner(workers=2)
+    with pytest.raises(ValueError, match="case 3 failed"), runner:
+        for _ in runner.run(_boom, range(50)):
+            pass
+    assert multiprocessing.active_children() == []
+
+
+def test_no_worker_outlives_an_interrupt(tmp_path: Path) -> None:
+    """Ctrl-C (here raised by the progress callback after the first chunk): workers are gone."""
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(small_sweep(), tmp_path / "r.csv", runner=ProcessPoolRunner(workers=2), progress=_interrupt)
+    assert multiprocessing.active_children() == []
+    assert (tmp_path / "r.csv").read_text().count("\n") >= 2  # header and the rows finished so far
 
 
 # -- winners and the command line ----------------------------------------------------------------

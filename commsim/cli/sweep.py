@@ -38,6 +38,10 @@ def sweep(
         typer.Option(help="Dask scheduler, e.g. tcp://HOST:8786 (default: $DASK_SCHEDULER_ADDRESS)."),
     ] = None,
     serial: Annotated[bool, typer.Option("--serial", help="Run in this process, one by one.")] = False,
+    pool: Annotated[
+        bool,
+        typer.Option("--pool", help="Run on a process pool of all usable cores, however small the sweep."),
+    ] = False,
     plot: Annotated[
         Path | None, typer.Option(help="Draw the winner per (topology, size) as a heat map (PNG/SVG).")
     ] = None,
@@ -53,13 +57,19 @@ def sweep(
     """Run every scenario of a sweep file's grid and write one row per scenario.
 
     Rows already in the output (matched by scenario key) are kept, so an
-    interrupted sweep continues where it stopped.
+    interrupted sweep continues where it stopped. Without --serial, --pool,
+    --workers or --scheduler, the sweep runs on a process pool when at least
+    2 cores are idle (usable cores minus the load average) and there are at
+    least 100 scenarios per idle core, else serially; the progress line and
+    the summary say which.
     """
     from commsim.sweep import load_sweep, make_runner, plot_winners, read_rows, run_sweep
 
     loaded = load_sweep(spec)
-    runner = make_runner(serial=serial, workers=workers, scheduler=scheduler)
-    bar = _ProgressBar(err, enabled=not quiet and err.is_terminal)
+    runner = make_runner(
+        serial=serial, pool=pool, workers=workers, scheduler=scheduler, scenarios=len(loaded)
+    )
+    bar = _ProgressBar(err, enabled=not quiet and err.is_terminal, runner=runner.description)
     try:
         summary = run_sweep(
             loaded, output, format=output_format, runner=runner, resume=resume, limit=limit, progress=bar
@@ -101,9 +111,10 @@ def _describe(summary: SweepSummary) -> str:
 class _ProgressBar:
     """A rich progress bar on stderr, started at the first update (after the workers started)."""
 
-    def __init__(self, console: Console, enabled: bool) -> None:
+    def __init__(self, console: Console, enabled: bool, runner: str = "") -> None:
         self.console = console
         self.enabled = enabled
+        self.runner = runner
         self._progress: Any = None
         self._task: Any = None
 
@@ -120,7 +131,7 @@ class _ProgressBar:
             )
 
             self._progress = Progress(
-                "scenarios",
+                escape(f"scenarios on {self.runner}") if self.runner else "scenarios",
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),

@@ -24,6 +24,7 @@ from commsim.sweep.runners import (
     ProcessPoolRunner,
     Runner,
     SerialRunner,
+    choose_runner,
     make_runner,
     usable_cpus,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "SweepScenario",
     "SweepSummary",
     "Winners",
+    "choose_runner",
     "evaluate_chunk",
     "load_sweep",
     "make_runner",

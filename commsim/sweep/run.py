@@ -10,7 +10,7 @@ from typing import Any
 
 from commsim.sweep.errors import SweepError
 from commsim.sweep.evaluate import Chunk, evaluate_chunk
-from commsim.sweep.runners import ProcessPoolRunner, Runner
+from commsim.sweep.runners import Runner, SerialRunner, choose_runner
 from commsim.sweep.spec import Sweep, load_sweep
 from commsim.sweep.store import LineStore, ParquetStore, open_store, output_format
 
@@ -84,7 +84,8 @@ def run_sweep(
     format : {"csv", "jsonl", "parquet"}, optional
         Default: from the suffix of ``output``.
     runner : Runner, optional
-        Default: a :class:`~commsim.sweep.runners.ProcessPoolRunner` on all cores.
+        Default: :func:`~commsim.sweep.runners.choose_runner` for the
+        scenarios still to compute (serial, or a process pool on 4+ cores).
     resume : bool
         Keep rows already in ``output`` and compute only the missing
         scenarios (matched by key); False starts the file afresh.
@@ -122,10 +123,10 @@ def run_sweep(
         raise SweepError(f"limit must be >= 0, got {limit}")
     index_of = {key: i for i, key in enumerate(loaded.keys)}
     store = open_store(Path(output), fmt, loaded.columns, index_of, resume)
-    runner = runner or ProcessPoolRunner()
     try:
         resumed = len(store.done)
         todo = len(loaded) - resumed if limit is None else min(limit, len(loaded) - resumed)
+        runner = runner or (choose_runner(todo) if todo else SerialRunner())
         computed = _compute(loaded, store, runner, todo, progress) if todo else 0
         report = store.finish()
     finally:

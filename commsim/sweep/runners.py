@@ -6,7 +6,7 @@ Every runner has one interface: used as a context manager, its
 ``window`` tasks in flight so memory stays flat however long the sweep.
 
 - :class:`SerialRunner`: in this process, in order.
-- :class:`ProcessPoolRunner` (the default): ``concurrent.futures`` on all
+- :class:`ProcessPoolRunner`: ``concurrent.futures`` on all
   usable cores. Workers are forked, all at start, while this process has a
   single thread (no progress-bar thread yet); otherwise they start from a
   fork server that has already imported commsim (spawn where neither exists).
@@ -16,6 +16,13 @@ Every runner has one interface: used as a context manager, its
   the same version of commsim, and topology files named by a sweep must
   exist at the same path on the workers (shipped names and builders need
   nothing).
+
+Without a choice on the command line, :func:`choose_runner` picks serial or
+the pool from the number of scenarios and the idle cores (see its rule);
+Dask only runs when asked for. Every runner stops its workers when the
+sweep ends, is interrupted (Ctrl-C) or fails: pool workers ignore SIGINT
+(the parent handles it) and are terminated on an abnormal exit, so no
+process outlives the command.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import logging
 import math
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -38,6 +46,8 @@ __all__ = [
     "ProcessPoolRunner",
     "Runner",
     "SerialRunner",
+    "choose_runner",
+    "idle_cpus",
     "make_runner",
     "usable_cpus",
 ]
@@ -51,8 +61,46 @@ MAX_CHUNK = 256
 DASK_INSTALL = 'pip install "commsim[dask]"'
 
 
+POOL_MIN_IDLE_CORES = 2
+"""Fewest idle cores for which :func:`choose_runner` picks the process pool.
+
+With one idle core a pool only adds start-up, pickling and the parent's
+share (it merges and writes rows in order) to the same work: on this
+project's 2-core machines, loaded by other jobs (load average about 3), the
+pool was as slow as serial or slower on the shipped sweeps, while on an idle
+2-core machine it ran a 1,080-scenario sweep 1.9x faster (docs/performance.md,
+"Sweeps").
+"""
+
+POOL_MIN_SCENARIOS_PER_CORE = 100
+"""Fewest scenarios per idle core for which :func:`choose_runner` picks the pool.
+
+Below it the pool's start-up (about 0.1 s to fork and warm each worker) and
+the tail of the last chunks outweigh the work shared out.
+"""
+
+
+def idle_cpus(cores: int | None = None, load: float | None = None) -> int:
+    """Usable cores not busy with other work: ``cores - round(load)``, at least 0.
+
+    ``load`` defaults to the 1-minute load average (``os.getloadavg``; 0 where
+    the OS has none), ``cores`` to :func:`usable_cpus`.
+    """
+    cores = usable_cpus() if cores is None else cores
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return max(0, cores - round(load))
+
+
 def usable_cpus() -> int:
-    """Cores this process may run on (its affinity mask where the OS has one)."""
+    """Cores this process may run on.
+
+    ``os.process_cpu_count()`` (Python 3.13+, honours ``PYTHON_CPU_COUNT``),
+    else the affinity mask (``os.sched_getaffinity``), else ``os.cpu_count()``.
+    """
+    count = getattr(os, "process_cpu_count", None)
+    if count is not None:
+        return max(1, count() or 1)
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
@@ -75,13 +123,20 @@ class Runner:
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        if kind is None:
+            self.close()
+        else:
+            self.abort()
 
     def start(self) -> None:
         """Acquire workers (nothing by default)."""
 
     def close(self) -> None:
         """Release workers (nothing by default)."""
+
+    def abort(self) -> None:
+        """Release workers at once after an error or an interrupt (by default as :meth:`close`)."""
+        self.close()
 
     def chunk_size(self, scenarios: int) -> int:
         """Scenarios per task: about four tasks per worker, at most :data:`MAX_CHUNK`."""
@@ -123,14 +178,34 @@ class ProcessPoolRunner(Runner):
 
     def start(self) -> None:
         """Start the pool and its workers (before any progress-bar thread exists, ideally)."""
-        self._pool = ProcessPoolExecutor(self.workers, mp_context=_mp_context())
-        wait([self._pool.submit(_ready) for _ in range(self.workers)])  # start every worker now
+        self._pool = ProcessPoolExecutor(self.workers, mp_context=_mp_context(), initializer=_ignore_sigint)
+        try:
+            wait([self._pool.submit(_ready) for _ in range(self.workers)])  # start every worker now
+        except BaseException:
+            self.abort()
+            raise
 
     def close(self) -> None:
-        """Stop the pool, dropping tasks not yet started."""
+        """Stop the pool, dropping tasks not yet started; wait for the workers to exit."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+    def abort(self) -> None:
+        """Terminate the workers (running tasks are lost) and wait for them to exit."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
+                process.join()
 
     def run(
         self, fn: Callable[[T], R], tasks: Iterable[T], window: int | None = None
@@ -151,6 +226,11 @@ class ProcessPoolRunner(Runner):
 
 def _ready() -> None:
     """A task that does nothing: submitted to start the pool's workers."""
+
+
+def _ignore_sigint() -> None:
+    """Pool workers leave Ctrl-C to the parent, which stops them (no traceback per worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _windowed(submit: Callable[[T], Future[R]], tasks: Iterable[T], window: int) -> Iterator[tuple[int, R]]:
@@ -324,6 +404,43 @@ def import_distributed() -> ModuleType:
     return distributed
 
 
+def choose_runner(scenarios: int, cores: int | None = None, load: float | None = None) -> Runner:
+    """Serial or a process pool, from the number of scenarios and the idle cores.
+
+    The rule: with ``idle`` = usable cores minus the rounded 1-minute load
+    average (:func:`idle_cpus`), a pool of ``idle`` workers when
+    ``idle >= POOL_MIN_IDLE_CORES`` (2) and ``scenarios >=
+    POOL_MIN_SCENARIOS_PER_CORE * idle`` (100 per idle core); otherwise
+    serial. A local Dask cluster is never chosen: on one machine it is slower
+    than both at every size measured (docs/performance.md, "Sweeps"); Dask
+    runs when asked for (``--workers``, ``--scheduler``,
+    ``DASK_SCHEDULER_ADDRESS``). The runner's description says why.
+
+    Parameters
+    ----------
+    scenarios : int
+        Scenarios to compute.
+    cores : int, optional
+        Usable cores (default :func:`usable_cpus`).
+    load : float, optional
+        Cores' worth of other work running (default the 1-minute load average).
+    """
+    cores = usable_cpus() if cores is None else cores
+    idle = idle_cpus(cores, load)
+    seen = f"{idle} of {cores} core(s) idle"
+    if idle < POOL_MIN_IDLE_CORES:
+        why = f"{seen}, a pool needs {POOL_MIN_IDLE_CORES}"
+    elif scenarios < POOL_MIN_SCENARIOS_PER_CORE * idle:
+        why = f"{scenarios} scenarios < {POOL_MIN_SCENARIOS_PER_CORE} per idle core ({seen})"
+    else:
+        pool = ProcessPoolRunner(idle)
+        pool.description += f"; chosen: {scenarios} scenarios, {seen}"
+        return pool
+    serial = SerialRunner()
+    serial.description = f"serial (this process; chosen: {why})"
+    return serial
+
+
 def make_runner(
     *,
     serial: bool = False,
@@ -331,13 +448,16 @@ def make_runner(
     scheduler: str | None = None,
     environ: Mapping[str, str] | None = None,
     processes: bool = True,
+    pool: bool = False,
+    scenarios: int | None = None,
 ) -> Runner:
     """The runner for a command line's choices.
 
-    ``serial`` runs in this process; ``scheduler`` (or, when neither it nor
-    ``workers`` is given, ``DASK_SCHEDULER_ADDRESS`` in ``environ``) an
-    existing Dask cluster; ``workers`` a local Dask cluster of that many
-    workers; otherwise a process pool on all cores.
+    ``serial`` runs in this process; ``pool`` in a process pool on all
+    cores; ``scheduler`` (or, when none of these nor ``workers`` is given,
+    ``DASK_SCHEDULER_ADDRESS`` in ``environ``) an existing Dask cluster;
+    ``workers`` a local Dask cluster of that many workers; otherwise
+    :func:`choose_runner` for ``scenarios`` (a pool when it is not known).
 
     Raises
     ------
@@ -345,16 +465,20 @@ def make_runner(
         If the choices contradict each other, or Dask is needed and missing.
     """
     environ = os.environ if environ is None else environ
-    if serial and (workers is not None or scheduler):
-        raise SweepError("choose one of --serial, --workers and --scheduler")
     if workers is not None and scheduler:
         raise SweepError(
             "--workers starts a local Dask cluster and --scheduler uses an existing one: choose one"
         )
+    if sum((serial, pool, workers is not None, bool(scheduler))) > 1:
+        raise SweepError("choose one of --serial, --pool, --workers and --scheduler")
     if serial:
         return SerialRunner()
+    if pool:
+        return ProcessPoolRunner()
     address = scheduler or (environ.get("DASK_SCHEDULER_ADDRESS") if workers is None else None)
     if address or workers is not None:
         import_distributed()
         return DaskRunner(address=address or None, workers=workers, processes=processes)
-    return ProcessPoolRunner()
+    if scenarios is None:
+        return ProcessPoolRunner()
+    return choose_runner(scenarios)
