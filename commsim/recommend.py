@@ -1,18 +1,39 @@
-"""Rank every applicable algorithm for one case and say why the winner wins."""
+"""Rank every applicable algorithm for one case, say why the winner wins, and where tuning pays.
+
+:func:`tuned_gains` compares, size by size, NCCL's default choice (the
+algorithm and protocol NCCL picks with its built-in tuning) against the
+best tuned choice: the NCCL model's best (algorithm, protocol) on this
+machine (different from the default when the machine carries calibrated
+``nccl:`` parameters), or a commsim algorithm. :func:`tuned_ranges`
+groups the sizes where the tuned choice is faster by more than a
+threshold (default :data:`DEFAULT_THRESHOLD`, 10 %) into size ranges.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from commsim.algorithms import algorithm_names, get_algorithm
 from commsim.api import simulate
 from commsim.collectives import Collective, get_collective
-from commsim.errors import AlgorithmError, ScheduleError, TopologyError
+from commsim.errors import AlgorithmError, CommsimError, ScheduleError, TopologyError
 from commsim.results import Result
 from commsim.topology.model import Topology
-from commsim.units import format_time
+from commsim.units import format_size, format_time
 
-__all__ = ["Recommendation", "recommend"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "Recommendation",
+    "TunedGain",
+    "TunedRange",
+    "recommend",
+    "tuned_gains",
+    "tuned_ranges",
+]
+
+DEFAULT_THRESHOLD = 0.10
+"""A tuned choice is reported when NCCL's default takes more than 10 % longer."""
 
 _USED = 0.01  # a link counts as kept busy above 1 % utilisation
 
@@ -75,3 +96,140 @@ def recommend(
         raise AlgorithmError(f"no algorithm applies to {coll} on topology {topology.name!r}")
     results.sort(key=lambda r: (r.time_s, r.algorithm))
     return Recommendation(results, skipped)
+
+
+@dataclass(frozen=True)
+class TunedGain:
+    """At one size: NCCL's default choice and the fastest tuned choice, with their times (s)."""
+
+    nbytes: float
+    default: str
+    default_s: float
+    best: str
+    best_s: float
+
+    @property
+    def gain(self) -> float:
+        """How much longer the default takes: ``default_s / best_s - 1`` (0.25 = 25 %)."""
+        return self.default_s / self.best_s - 1
+
+
+@dataclass(frozen=True)
+class TunedRange:
+    """Neighbouring sizes where ``best`` beats NCCL's ``default`` by more than the threshold."""
+
+    first_bytes: float
+    last_bytes: float
+    default: str
+    best: str
+    min_gain: float
+    max_gain: float
+
+    def describe(self) -> str:
+        """E.g. ``1 MB to 16 MB: multi_ring beats NCCL's default (Ring/LL128) by 12-30 %``."""
+        where = format_size(self.first_bytes)
+        if self.last_bytes != self.first_bytes:
+            where += f" to {format_size(self.last_bytes)}"
+        low, high = round(100 * self.min_gain), round(100 * self.max_gain)
+        by = f"{low} %" if low == high else f"{low}-{high} %"
+        return f"{where}: {self.best} beats NCCL's default ({self.default}) by {by}"
+
+    def to_record(self) -> dict[str, object]:
+        """JSON-ready fields."""
+        return {
+            "first_bytes": self.first_bytes,
+            "last_bytes": self.last_bytes,
+            "default": self.default,
+            "best": self.best,
+            "min_gain": self.min_gain,
+            "max_gain": self.max_gain,
+        }
+
+
+def tuned_gains(
+    topology: Topology,
+    collective: str | Collective,
+    sizes: Sequence[float],
+    ranks: int | list[str] | None = None,
+    commsim_algorithms: bool = True,
+) -> list[TunedGain]:
+    """NCCL's default choice against the best tuned choice at each of ``sizes`` (bytes).
+
+    The default is what NCCL picks with its built-in parameters; its time,
+    and the NCCL model's own best, are priced with the machine's parameters
+    (calibrated when the topology carries them). With ``commsim_algorithms``
+    every registered algorithm but ``nccl`` competes too.
+
+    Raises
+    ------
+    AlgorithmError, TopologyError
+        If the NCCL model does not apply to this collective or machine.
+    """
+    from commsim.algorithms.base import Problem
+    from commsim.nccl.model import predict
+    from commsim.nccl.params import NcclParams
+
+    coll = get_collective(collective)
+    if isinstance(ranks, int):
+        names = tuple(topology.gpus[:ranks])
+    else:
+        names = tuple(ranks) if ranks is not None else tuple(topology.gpus)
+    here, builtin = NcclParams.of(topology), NcclParams()
+    gains = []
+    for size in sizes:
+        problem = Problem(topology, names, coll, float(size))
+        picked = predict(problem, builtin).chosen
+        default = predict(problem, here, algorithms=(picked.algorithm,), protocols=(picked.protocol,)).chosen
+        tuned = predict(problem, here).chosen
+        best, best_s = f"NCCL {tuned.algorithm}/{tuned.protocol}", tuned.time_s
+        if commsim_algorithms:
+            ranked = [r for r in _ranked(topology, coll, size, ranks) if r.algorithm != "nccl"]
+            if ranked and ranked[0].time_s < best_s:
+                best, best_s = ranked[0].algorithm, ranked[0].time_s
+        label = f"{picked.algorithm}/{picked.protocol}"
+        gains.append(TunedGain(float(size), label, default.time_s, best, best_s))
+    return gains
+
+
+def _ranked(topology: Topology, coll: Collective, size: float, ranks: int | list[str] | None) -> list[Result]:
+    try:
+        return recommend(topology, coll, size, ranks).results
+    except AlgorithmError:
+        return []
+
+
+def tuned_ranges(gains: Sequence[TunedGain], threshold: float = DEFAULT_THRESHOLD) -> list[TunedRange]:
+    """Group neighbouring sizes whose gain exceeds ``threshold`` with the same default and best.
+
+    Raises
+    ------
+    CommsimError
+        If ``threshold`` is negative or not finite.
+    """
+    if not 0 <= threshold < float("inf"):
+        raise CommsimError(f"threshold must be a non-negative fraction (0.1 = 10 %), got {threshold!r}")
+    ranges: list[TunedRange] = []
+    current: list[TunedGain] = []
+    for point in [*gains, None]:
+        same = (
+            point is not None
+            and bool(current)
+            and (point.default, point.best)
+            == (
+                current[-1].default,
+                current[-1].best,
+            )
+        )
+        if current and not (point is not None and point.gain > threshold and same):
+            ranges.append(_range(current))
+            current = []
+        if point is not None and point.gain > threshold:
+            current.append(point)
+    return ranges
+
+
+def _range(points: list[TunedGain]) -> TunedRange:
+    gains = [p.gain for p in points]
+    return TunedRange(
+        points[0].nbytes, points[-1].nbytes, points[0].default, points[0].best, min(gains), max(gains)
+    )

@@ -209,23 +209,77 @@ def recommend(
     nic: Nic = None,
     output_format: OutputFormat = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print JSON (= --format json).")] = False,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            min=0,
+            help="Report a tuned choice that beats NCCL's default by more than this many percent.",
+        ),
+    ] = 10.0,
+    tuned_sizes: Annotated[
+        str,
+        typer.Option(
+            metavar="RANGE",
+            help="Sizes compared with NCCL's default, FIRST..LAST in steps of x4 (e.g. 1K..1G).",
+        ),
+    ] = "1K..1G",
 ) -> None:
-    """Rank every applicable algorithm for one case and say why the winner wins."""
+    """Rank every applicable algorithm for one case and say why the winner wins.
+
+    Then, over --tuned-sizes, name the size ranges where a tuned choice (the
+    NCCL model's best algorithm and protocol on this machine, or a commsim
+    algorithm) beats NCCL's default by more than --threshold percent.
+    """
     import json
 
+    from commsim.cli.plot import size_range
     from commsim.recommend import recommend as rank
-    from commsim.report import results_csv, results_table
 
     form = choose_format(output_format, json_out)
-    ranking = rank(_topology(ctx, topology, gpus=gpus, box=box, nodes=nodes, nic=nic), collective, size)
+    sizes = size_range(tuned_sizes, factor=4.0)
+    machine = _topology(ctx, topology, gpus=gpus, box=box, nodes=nodes, nic=nic)
+    ranking = rank(machine, collective, size)
+    tuned, note = _tuned(machine, collective, sizes, threshold / 100) if form != "csv" else ([], "")
     if form == "json":
         record = {
             "ranking": [r.to_record() for r in ranking.results],
             "not_applicable": ranking.not_applicable,
             "explanation": ranking.explanation(),
+            "tuned": {
+                "threshold": threshold / 100,
+                "sizes": sizes,
+                "ranges": [r.to_record() for r in tuned],
+                "note": note,
+            },
         }
         print(json.dumps(record, indent=2))
         return
+    _print_ranking(ranking, collective, size, topology, form)
+    if form != "csv":
+        out.print(escape(f"tuned vs NCCL's default (more than {threshold:g} % faster):"), highlight=False)
+        for line in [r.describe() for r in tuned] or [note]:
+            out.print(escape(f"  {line}"), highlight=False)
+
+
+def _tuned(machine: Any, collective: str, sizes: list[int], threshold: float) -> tuple[list[Any], str]:
+    """The size ranges where tuning beats NCCL's default, and a sentence for when there are none."""
+    from commsim.errors import AlgorithmError, TopologyError
+    from commsim.recommend import tuned_gains, tuned_ranges
+    from commsim.units import format_size
+
+    span = f"between {format_size(sizes[0])} and {format_size(sizes[-1])}"
+    try:
+        ranges = tuned_ranges(tuned_gains(machine, collective, sizes), threshold)
+    except (AlgorithmError, TopologyError) as exc:
+        return [], f"tuned vs NCCL's default: the NCCL model does not apply here ({exc})"
+    if ranges:
+        return ranges, ""
+    return [], f"no tuned choice beats NCCL's default by more than {100 * threshold:g} % {span}"
+
+
+def _print_ranking(ranking: Any, collective: str, size: str, topology: str, form: str) -> None:
+    from commsim.report import results_csv, results_table
+
     if form == "csv":
         sys.stdout.write(results_csv(ranking.results))
         return
