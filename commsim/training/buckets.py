@@ -10,7 +10,7 @@ one bucket (DDP does the same: the cap is an upper bound, not a size that
 must be filled). A bucket is *ready* when the backward of its last layer
 (the earliest in forward order) ends. Layers without parameters add no
 bytes. Unlike DDP, the first bucket is not special-cased (DDP caps it at
-1 MB) and layers are not split.
+1 MiB, ``dist._DEFAULT_FIRST_BUCKET_BYTES``) and layers are not split.
 """
 
 from __future__ import annotations
