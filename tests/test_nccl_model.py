@@ -193,15 +193,34 @@ def test_network_efficiency_is_per_transport() -> None:
 
 
 def test_one_model_replays_a_box_once_for_every_size() -> None:
-    """The model keeps the box bandwidths it replayed: thirty sizes, one replay per (ranks, transport)."""
-    model = NcclModel.of(get_topology("dgx1_v100"))
+    """The model keeps the box bandwidths it replayed: thirty sizes, one replay per (ranks, transport,
+    efficiencies); a new parameter set that changes the box's links adds one more."""
+    model = NcclModel.of(get_topology("pcie_4gpu_switch"))
     gpus = tuple(model.topology.devices_of_kind("gpu"))
     for size in (2.0**k for k in range(3, 33)):
         model.predict(Problem(model.topology, gpus, Collective.ALL_REDUCE, size))
     assert len(model._memo) == 1
-    other = model.with_params(NcclParams(efficiency={"nvlink2": 0.5}))
+    other = model.with_params(NcclParams(efficiency={"pcie": 0.5}))
     other.predict(Problem(model.topology, gpus, Collective.ALL_REDUCE, 1e9))
     assert len(model._memo) == 2  # shared: a new parameter set adds its own replay
+
+
+def test_packed_rings_scale_with_their_links_efficiency() -> None:
+    """A linear programme's optimum scales with its capacities: on a box whose rings use one link kind,
+    the rings' bus bandwidth at efficiency e is e times the nominal optimum. DGX-1 V100: the packed
+    rings at nominal NVLink 2 speed, times 0.8 (NCCL's 20/25) and times 0.5."""
+    from commsim.nccl.channels import ring_packing_busbw
+
+    topo = get_topology("dgx1_v100")
+    gpus = tuple(topo.devices_of_kind("gpu"))
+    nominal = ring_packing_busbw(topo, gpus)
+    assert nominal is not None
+    for efficiency in (0.8, 0.5):
+        model = NcclModel.of(topo, NcclParams(efficiency={"nvlink2": efficiency}))
+        _, bw = model.bandwidths(gpus, Collective.ALL_REDUCE)
+        assert bw.intra_Bps == pytest.approx(efficiency * nominal, rel=1e-9)
+        solved = ring_packing_busbw(topo.scaled({"nvlink2": efficiency}, latency_s=0.0), gpus)
+        assert bw.intra_Bps == pytest.approx(solved, rel=1e-6)
 
 
 def _max_utilisation(topology: object, collective: str, size: str) -> float:
@@ -277,3 +296,50 @@ def test_an_oversubscribed_fabric_slows_the_model() -> None:
     fast = simulate(flat, "nccl", "all_gather", "1 GB").time_s
     slow = simulate(thin, "nccl", "all_gather", "1 GB").time_s
     assert slow > 2 * fast
+
+
+def test_choice_follows_what_the_log_says_nccl_was_told() -> None:
+    """The p3dn log's INFO line says NCCL_TREE_THRESHOLD=0 (NCCL 2.4: no tree at any size), so every
+    size is predicted with the ring."""
+    from commsim.calibrate.validate import validate_file
+
+    validation = validate_file(DATA / "V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt")
+    assert {row.algorithm for row in validation.rows} == {"ring"}
+
+
+def test_two_node_h100_log_beyond_nic_line_rate_is_predicted_with_the_tree() -> None:
+    """2 nodes x 4 H100 with 4 x 200 Gbit/s InfiniBand per node (README): from 512 MiB the log's busbw
+    (150-156 GB/s) exceeds what a ring could carry through 4 x 25 GB/s = 100 GB/s of NICs, so NCCL ran
+    its tree there; the model, given the NICs, chooses the tree at those sizes and lands within 10 %."""
+    from commsim.calibrate.inference import RunOptions
+    from commsim.calibrate.validate import validate_file
+
+    name = "H100-SXM5-4GPU-NVLink_all_reduce_8gpu_2node-IB-NDR200x4_1.txt"
+    validation = validate_file(DATA / name, options=RunOptions(nic="ib_ndr200", nics_per_node=4))
+    large = [row for row in validation.rows if row.nbytes >= 512 * 2**20]
+    assert large and all(row.measured_busbw_Bps > 100e9 for row in large)
+    assert {row.algorithm for row in large} == {"tree"}
+    assert all(abs(row.error) < 0.10 for row in large)
+
+
+@pytest.mark.parametrize("machine", ["dgx1_v100", "pcie_4gpu_switch"])
+@pytest.mark.parametrize("collective", ["all_reduce", "all_gather", "broadcast", "all_to_all"])
+def test_times_for_many_sizes_equal_predict_size_by_size(machine: str, collective: str) -> None:
+    """``times`` (what a calibration calls) is the chosen time of ``predict`` for every size."""
+    topo = get_topology(machine)
+    gpus = tuple(topo.devices_of_kind("gpu"))
+    coll = Collective(collective)
+    model = NcclModel.of(topo, NcclParams())
+    sizes = [2.0**k for k in range(3, 34)]
+    one_by_one = [model.predict(Problem(topo, gpus, coll, size)).chosen.time_s for size in sizes]
+    assert model.times(Problem(topo, gpus, coll, 1.0), sizes) == one_by_one
+
+
+def test_times_across_nodes_keep_the_plateau_and_tree_corrections() -> None:
+    """The same on two DGX A100 boxes, where NCCL's ring plateau and tree size corrections apply."""
+    topo = get_topology("cluster", box="dgx_a100", nodes=2, nic="ib_hdr")
+    gpus = tuple(topo.devices_of_kind("gpu"))
+    model = NcclModel.of(topo, NcclParams())
+    sizes = [2.0**k for k in range(3, 34)]
+    one_by_one = [model.predict(Problem(topo, gpus, Collective.ALL_REDUCE, s)).chosen.time_s for s in sizes]
+    assert model.times(Problem(topo, gpus, Collective.ALL_REDUCE, 1.0), sizes) == one_by_one

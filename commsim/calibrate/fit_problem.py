@@ -50,17 +50,9 @@ class Case:
     def predicted(self, params: NcclParams) -> np.ndarray:
         """Predicted time of every size (s); one model keeps the box's replayed bandwidths across calls."""
         model = (self.model or NcclModel(self.topology, params)).with_params(params)
-        return np.array(
-            [
-                model.predict(
-                    ModelProblem(self.topology, self.ranks, self.collective, float(n)),
-                    self.gpus_per_thread,
-                    self.algorithms,
-                    self.protocols,
-                ).chosen.time_s
-                for n in self.nbytes
-            ]
-        )
+        problem = ModelProblem(self.topology, self.ranks, self.collective, float(self.nbytes[0]))
+        sizes = [float(n) for n in self.nbytes]
+        return np.array(model.times(problem, sizes, self.gpus_per_thread, self.algorithms, self.protocols))
 
 
 def value_text(name: str, value: float) -> str:

@@ -19,7 +19,18 @@ from commsim.collectives import Collective
 from commsim.nccl.machine import NcclMachine
 from commsim.nccl.tuning import PROTOCOLS, TuningTable
 
-__all__ = ["P2P_COLLECTIVES", "Bandwidths", "Raw", "nvls", "p2p", "pat", "ring", "tree"]
+__all__ = [
+    "P2P_COLLECTIVES",
+    "Bandwidths",
+    "Raw",
+    "nvls",
+    "p2p",
+    "pat",
+    "plateau",
+    "plateau_applies",
+    "ring",
+    "tree",
+]
 
 Raw = tuple[str, str, float, float]
 
@@ -70,6 +81,18 @@ def ring_steps(collective: Collective, n: int) -> int:
     return n
 
 
+def plateau_applies(collective: Collective, m: NcclMachine, n: int, proto: str, nbytes: float) -> bool:
+    """NCCL's "plateau effect of ring": multi-node ring Simple all-reduce from n/16 x 64 KiB."""
+    return (
+        proto == "Simple" and collective is Collective.ALL_REDUCE and m.nodes > 1 and nbytes >= n / 16 * 65536
+    )
+
+
+def plateau(table: TuningTable, m: NcclMachine) -> float:
+    """The plateau's latency factor for this GPU generation (before Ampere, Ampere and newer)."""
+    return table.plateau[0 if m.arch in ("pascal", "volta", "turing") else 1]
+
+
 def _inter_steps(table: TuningTable, collective: Collective, nodes: int) -> int:
     if nodes < 2:
         return 0
@@ -96,7 +119,12 @@ def _inter_latency(table: TuningTable, m: NcclMachine, bw: Bandwidths, algorithm
 
 
 def ring(
-    problem_collective: Collective, n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable, nbytes: float
+    problem_collective: Collective,
+    n: int,
+    m: NcclMachine,
+    bw: Bandwidths,
+    table: TuningTable,
+    nbytes: float | None = None,
 ) -> list[Raw]:
     """Ring candidates.
 
@@ -116,8 +144,8 @@ def ring(
             intra_hop = max(intra_hop, table.net_overhead_s * (3 if proto == "Simple" else 1))
         latency = table.base_latency_s["ring"][proto] + (steps - inter) * intra_hop
         latency += inter * _inter_latency(table, m, bw, "ring", proto) if m.nodes > 1 else 0.0
-        if proto == "Simple" and coll is Collective.ALL_REDUCE and m.nodes > 1 and nbytes >= n / 16 * 65536:
-            latency *= table.plateau[0 if m.arch in ("pascal", "volta", "turing") else 1]  # ring plateau
+        if nbytes is not None and plateau_applies(coll, m, n, proto, nbytes):
+            latency *= plateau(table, m)
         busbw = bw.busbw_Bps
         if proto == "LL":
             busbw = min(busbw * table.ring_ll(all_reduce_like, m.nodes > 1), table.ll_cap(m.nodes, m.arch))
@@ -127,7 +155,9 @@ def ring(
     return out
 
 
-def tree(n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable, nbytes: float) -> list[Raw]:
+def tree(
+    n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable, nbytes: float | None = None
+) -> list[Raw]:
     """Double binary tree all-reduce candidates.
 
     Latency: ``baseLat + 2 ((ranks per node - 1) x intra hop + log2(nodes) x
@@ -158,7 +188,8 @@ def tree(n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable, nbytes: flo
         algbw = busbw * 0.5
         if m.nodes == 2:
             algbw = min(algbw, bw.net_Bps)
-        out.append(("tree", proto, latency, algbw * table.correction(proto, nbytes)))
+        correction = table.correction(proto, nbytes) if nbytes is not None else 1.0
+        out.append(("tree", proto, latency, algbw * correction))
     return out
 
 

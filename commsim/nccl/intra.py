@@ -11,6 +11,8 @@ every link with several channels.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from commsim.algorithms.base import Problem
@@ -21,6 +23,7 @@ from commsim.engine import replay
 from commsim.nccl.channels import ring_packing, ring_packing_busbw
 from commsim.nccl.params import NcclParams
 from commsim.schedule import Schedule, ScheduleBuilder
+from commsim.topology.linkkinds import LINK_KINDS
 from commsim.topology.model import Topology
 
 __all__ = [
@@ -169,20 +172,29 @@ def direct_algbw(topology: Topology, ranks: tuple[str, ...], collective: Collect
     return nbytes / replay(schedule, topology).makespan_s
 
 
-def efficiency_factors(topology: Topology, transport: str, params: NcclParams) -> dict[str, float]:
-    """``{link kind: efficiency}`` at which NCCL's channels run on ``topology``."""
-    kinds = {(link.kind, link.family) for link in topology.links}
+def efficiency_factors(
+    kinds: Iterable[tuple[str, str]], transport: str, params: NcclParams
+) -> dict[str, float]:
+    """``{link kind: efficiency}`` at which NCCL's channels run, for the (kind, family) pairs of a machine.
+
+    Network kinds take their transport's efficiency
+    (:meth:`NcclParams.network_efficiency`); without peer-to-peer
+    (``transport == "shm"``) every PCIe link runs at ``shm_efficiency``.
+    """
+    kinds = list(kinds)
     factors = params.link_factors(kinds)
-    if transport == "shm":  # host-memory staging: shm_efficiency replaces every PCIe link's figure
-        factors.update({kind: params.shm_efficiency for kind, family in kinds if family == "pcie"})
+    for kind, family in kinds:
+        if family in ("infiniband", "ethernet"):
+            entry = LINK_KINDS.get(kind)
+            factors[kind] = params.network_efficiency(kind, entry.transport if entry else None, family)
+        elif transport == "shm" and family == "pcie":  # host-memory staging
+            factors[kind] = params.shm_efficiency
     return factors
 
 
-def intra_busbw(
-    topology: Topology, ranks: tuple[str, ...], transport: str, factors: dict[str, float], chain: bool
-) -> float:
-    """Replay NCCL's ring over ``ranks`` at link ``factors`` and return its bus bandwidth (B/s)."""
-    effective = topology.scaled(factors, latency_s=0.0)
+def intra_busbw(effective: Topology, ranks: tuple[str, ...], transport: str, chain: bool) -> float:
+    """Replay NCCL's ring over ``ranks`` on ``effective`` (links at NCCL's efficiencies); its bus
+    bandwidth (B/s)."""
     if transport == "nvlink":  # a broadcast's chains run on the same rings: algbw = the rings' rate
         packed = ring_packing_busbw(effective, ranks)
         if packed is not None:

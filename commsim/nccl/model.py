@@ -20,16 +20,18 @@ between parameter sets (a calibration tries many).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from commsim.algorithms.base import Problem
 from commsim.collectives import Collective
 from commsim.errors import AlgorithmError
 from commsim.nccl import candidates as cand
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
+from commsim.nccl.channels import ring_packing
 from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
 from commsim.nccl.machine import NcclMachine, analyse
-from commsim.nccl.network import network_Bps
+from commsim.nccl.network import network_Bps, node_rings
 from commsim.nccl.params import NcclParams
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
 from commsim.topology.linkkinds import LINK_KINDS
@@ -87,6 +89,19 @@ class NcclModel:
     params: NcclParams
     version: str | None = None
     _memo: _Memo = field(default_factory=dict, repr=False)
+    _machines: dict[tuple[str, ...], NcclMachine] = field(default_factory=dict, repr=False)
+    _kinds: list[tuple[str, str]] = field(default_factory=list, repr=False)
+    _memo_packing: dict[tuple[object, ...], tuple[float, str] | None] = field(
+        default_factory=dict, repr=False
+    )
+    _scaled: dict[tuple[tuple[str, float], ...], Topology] = field(default_factory=dict, repr=False)
+    _priced: dict[tuple[object, ...], tuple[NcclMachine, Bandwidths]] = field(
+        default_factory=dict, repr=False
+    )
+    _raws: dict[tuple[object, ...], list[cand.Raw]] = field(default_factory=dict, repr=False)
+    _network_cache: dict[tuple[object, ...], tuple[list[tuple[str, ...]], frozenset[str]]] = field(
+        default_factory=dict, repr=False
+    )
 
     @classmethod
     def of(
@@ -97,7 +112,7 @@ class NcclModel:
 
     def with_params(self, params: NcclParams) -> NcclModel:
         """The same machine and release with other parameters (replayed bandwidths are shared)."""
-        return NcclModel(self.topology, params, self.version, self._memo)
+        return replace(self, params=params, _priced={}, _raws={})
 
     @property
     def table(self) -> TuningTable:
@@ -106,41 +121,116 @@ class NcclModel:
 
     def _intra(self, ranks: tuple[str, ...], transport: str, collective: Collective) -> float:
         """The box's ring bus bandwidth, or for grouped sends the box's algorithm bandwidth."""
-        factors = efficiency_factors(self.topology, transport, self.params)
+        everything = self._factors(transport)
+        network = {kind for kind, family in self._kinds if family in ("infiniband", "ethernet")}
+        factors = {k: v for k, v in everything.items() if k not in network}  # the box's links only
         direct = collective in P2P_COLLECTIVES and collective is not Collective.SEND_RECV
         chain = collective in (Collective.BROADCAST, Collective.REDUCE)
+        if transport == "nvlink" and not direct:
+            packed = self._packing(ranks)
+            if packed is not None:  # one link kind: the optimum scales with its efficiency
+                total, kind = packed
+                return total * factors.get(kind, 1.0)
         key = (ranks, transport, collective if direct else chain, tuple(sorted(factors.items())))
         if key not in self._memo:
             if direct:
-                effective = self.topology.scaled(factors, latency_s=0.0)
-                self._memo[key] = direct_algbw(effective, ranks, collective)
+                self._memo[key] = direct_algbw(self.effective(factors), ranks, collective)
             else:
-                self._memo[key] = intra_busbw(self.topology, ranks, transport, factors, chain)
+                self._memo[key] = intra_busbw(self.effective(factors), ranks, transport, chain)
         return self._memo[key]
+
+    def _packing(self, ranks: tuple[str, ...]) -> tuple[float, str] | None:
+        """NCCL's packed rings at nominal speeds: (their total rate, the one link kind they use).
+
+        A linear programme's optimum scales with its capacities, so when every
+        link the rings use is of one kind, the rings at that kind's efficiency
+        reach exactly the nominal total times it; None when they use several
+        kinds (then the caller solves at the efficiencies) or cannot be packed.
+        """
+        key = ("packing", ranks)
+        if key not in self._memo_packing:
+            rings = ring_packing(self.topology, ranks)
+            result: tuple[float, str] | None = None
+            if rings:
+                topo = self.topology
+                kinds = {
+                    topo.links[i].kind
+                    for order, _ in rings
+                    for a, b in zip(order, order[1:] + order[:1])
+                    for i in topo.route(a, b)
+                }
+                if len(kinds) == 1:
+                    result = (sum(rate for _, rate in rings), kinds.pop())
+            self._memo_packing[key] = result
+        return self._memo_packing[key]
 
     def _factors(self, transport: str) -> dict[str, float]:
-        """Link kind -> efficiency: NCCL's figure for every kind in the box, the transport's for NICs."""
-        factors = efficiency_factors(self.topology, transport, self.params)
-        for link in self.topology.links:
-            if link.family in ("infiniband", "ethernet"):
-                kind = LINK_KINDS.get(link.kind)
-                transport_name = kind.transport if kind is not None else None
-                factors[link.kind] = self.params.network_efficiency(link.kind, transport_name, link.family)
-        return factors
+        """Link kind -> efficiency at which NCCL's channels run on this machine."""
+        if not self._kinds:
+            self._kinds.extend(sorted({(link.kind, link.family) for link in self.topology.links}))
+        return efficiency_factors(self._kinds, transport, self.params)
+
+    def effective(self, factors: dict[str, float]) -> Topology:
+        """The machine with its links at ``factors`` of their bandwidth and no latency (kept per factors)."""
+        key = tuple(sorted(factors.items()))
+        if key not in self._scaled:
+            self._scaled[key] = self.topology.scaled(factors, latency_s=0.0)
+        return self._scaled[key]
+
+    def machine(self, ranks: tuple[str, ...]) -> NcclMachine:
+        """What NCCL sees on ``ranks`` (kept: it does not depend on the parameters)."""
+        if ranks not in self._machines:
+            self._machines[ranks] = analyse(self.topology, ranks)
+        return self._machines[ranks]
 
     def _network(self, ranks: tuple[str, ...], m: NcclMachine) -> float:
-        """A node's network bandwidth, replayed at NCCL's efficiencies (NICs, rails, fabric)."""
-        factors = self._factors(m.transport)
+        """A node's network bandwidth, replayed at NCCL's efficiencies (NICs, rails, fabric).
+
+        Kept per the efficiencies of the link kinds its channels' routes cross between nodes
+        (so a calibration that varies only NVLink efficiencies replays it once).
+        """
+        rings, kinds = self._network_routes(ranks, m.transport)
+        factors = {k: v for k, v in self._factors(m.transport).items() if k in kinds}
         key = ("network", ranks, m.transport, tuple(sorted(factors.items())))
         if key not in self._memo:
-            effective = self.topology.scaled(factors, latency_s=0.0)
-            self._memo[key] = network_Bps(effective, ranks, m.transport)
+            effective = self.effective({**{k: 1.0 for k, _ in self._kinds}, **factors})
+            self._memo[key] = network_Bps(effective, ranks, m.transport, rings)
         return self._memo[key]
 
+    def _network_routes(
+        self, ranks: tuple[str, ...], transport: str
+    ) -> tuple[list[tuple[str, ...]], frozenset[str]]:
+        """NCCL's channels across nodes on the nominal machine, and the link kinds their hops cross."""
+        key = ("routes", ranks, transport)
+        if key not in self._network_cache:
+            topo = self.topology
+            rings = node_rings(topo, ranks, transport)
+            per_node = len(rings)  # one ring per rank of a node
+            nodes = len(ranks) // per_node
+            kinds = {
+                topo.links[i].kind
+                for ring in rings
+                for node in range(nodes)
+                for i in topo.route(
+                    ring[node * per_node + per_node - 1], ring[((node + 1) % nodes) * per_node]
+                )
+            }
+            self._network_cache[key] = (rings, frozenset(kinds))
+        return self._network_cache[key]
+
     def bandwidths(self, ranks: tuple[str, ...], collective: Collective) -> tuple[NcclMachine, Bandwidths]:
-        """What NCCL sees on ``ranks`` and the bandwidths and latencies the candidates are priced from."""
+        """What NCCL sees on ``ranks`` and the bandwidths and latencies the candidates are priced from.
+
+        Kept per (ranks, collective) for this parameter set: every size of a log reuses them.
+        """
+        key = (ranks, collective)
+        if key not in self._priced:
+            self._priced[key] = self._bandwidths(ranks, collective)
+        return self._priced[key]
+
+    def _bandwidths(self, ranks: tuple[str, ...], collective: Collective) -> tuple[NcclMachine, Bandwidths]:
         topo, params = self.topology, self.params
-        m = analyse(topo, ranks)
+        m = self.machine(ranks)
         net_Bps = self._network(ranks, m) if m.nodes > 1 else math.inf
         intra = math.inf
         if m.per_node > 1:
@@ -169,7 +259,7 @@ class NcclModel:
             Restrict the choice, as ``NCCL_ALGO`` / ``NCCL_PROTO`` do.
         """
         m, bw = self.bandwidths(problem.ranks, problem.collective)
-        raw = self._raw(problem, m, bw)
+        raw = self._sized(self._base(problem, m, bw), problem.collective, m, problem.n, problem.nbytes)
         params = self.params
         launch = params.launch_s * gpus_per_thread if problem.n > 1 else 0.0  # one_rank_s is the whole cost
         candidates = [
@@ -188,17 +278,69 @@ class NcclModel:
         chosen = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
         return NcclPrediction(m, chosen, candidates, bw.busbw_Bps)
 
+    def times(
+        self,
+        problem: Problem,
+        sizes: Sequence[float],
+        gpus_per_thread: int = 1,
+        algorithms: tuple[str, ...] | None = None,
+        protocols: tuple[str, ...] | None = None,
+    ) -> list[float]:
+        """The chosen candidate's time (s) for each of ``sizes`` (``problem.nbytes`` is ignored).
+
+        The same as :meth:`predict` size by size, without building every candidate: a calibration
+        asks for thousands of predictions per log.
+        """
+        m, bw = self.bandwidths(problem.ranks, problem.collective)
+        base = [
+            (a, p, lat, rate)
+            for a, p, lat, rate in self._base(problem, m, bw)
+            if (algorithms is None or a in algorithms) and (protocols is None or p in protocols)
+        ]
+        if not base:
+            self.predict(problem, gpus_per_thread, algorithms, protocols)  # raises, naming what applies
+        params, n, coll = self.params, problem.n, problem.collective
+        launch = params.launch_s * gpus_per_thread if n > 1 else 0.0
+        return [
+            min(
+                launch + params.latency_scale * lat + size / rate
+                for _, _, lat, rate in self._sized(base, coll, m, n, size)
+            )
+            for size in sizes
+        ]
+
+    def _base(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
+        """Every candidate before its size adjustments (kept per ranks and collective)."""
+        key = (problem.ranks, problem.collective)
+        if key not in self._raws:
+            self._raws[key] = self._raw(problem, m, bw)
+        return self._raws[key]
+
+    def _sized(
+        self, raw: list[cand.Raw], collective: Collective, m: NcclMachine, n: int, nbytes: float
+    ) -> list[cand.Raw]:
+        """NCCL's size-dependent terms: the ring plateau's latency, the tree's size correction."""
+        table = self.table
+        out = []
+        for a, p, lat, rate in raw:
+            if a == "ring" and cand.plateau_applies(collective, m, n, p, nbytes):
+                lat *= cand.plateau(table, m)
+            elif a == "tree":
+                rate *= table.correction(p, nbytes)
+            out.append((a, p, lat, rate))
+        return out
+
     def _raw(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
         table, n, coll = self.table, problem.n, problem.collective
         if n == 1:
             return _one_rank(problem, self.params)
         if coll in P2P_COLLECTIVES:
             return cand.p2p(coll, n, m, bw, table)
-        raw = cand.ring(coll, n, m, bw, table, problem.nbytes)
+        raw = cand.ring(coll, n, m, bw, table)
         if coll in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
             raw += cand.pat(n, m, bw, table)
         if coll is Collective.ALL_REDUCE:
-            raw += cand.tree(n, m, bw, table, problem.nbytes)
+            raw += cand.tree(n, m, bw, table)
             if m.nvls:
                 raw += cand.nvls(m, bw, table)
         return raw

@@ -65,12 +65,15 @@ def node_rings(topology: Topology, ranks: tuple[str, ...], transport: str) -> li
     return rings
 
 
-def network_Bps(topology: Topology, ranks: tuple[str, ...], transport: str) -> float:
+def network_Bps(
+    topology: Topology, ranks: tuple[str, ...], transport: str, rings: list[tuple[str, ...]] | None = None
+) -> float:
     """Bandwidth (B/s, one direction) a node's channels reach across the network, by replay.
 
-    ``topology`` should already run at NCCL's efficiencies (see :meth:`Topology.scaled`).
+    ``topology`` should already run at NCCL's efficiencies (see :meth:`Topology.scaled`);
+    ``rings`` (from :func:`node_rings` on the nominal machine) saves finding them again.
     """
-    rings = node_rings(topology, ranks, transport)
+    rings = rings or node_rings(topology, ranks, transport)
     per_node = len(_boxes(topology, ranks)[0])
     nodes = len(ranks) // per_node
     builder = ScheduleBuilder(Collective.ALL_TO_ALL, _STEP_BYTES * len(rings) * nodes, ranks)
