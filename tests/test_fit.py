@@ -205,3 +205,15 @@ def test_one_log_has_no_out_of_sample_error(a100: Topology) -> None:
     assert calibration.out_of_sample is None and math.isnan(calibration.out_of_sample_median())
     assert "out of sample" not in calibration.describe()
     assert fit([(synthetic_log(a100, TRUE), "")], topology=a100, out_of_sample=False).out_of_sample is None
+
+
+def test_kept_parameters_are_not_fitted(a100: Topology) -> None:
+    """``keep`` leaves host-specific parameters at their starting values: from noise-free logs made with
+    latency_scale 1.0 and launch_s 3.1 us (the defaults) and NVLink3 at 0.70, keeping both latency
+    parameters still recovers the efficiency exactly, and neither appears among the fitted values."""
+    truth = NcclParams(efficiency={"nvlink3": 0.70})
+    logs = [synthetic(a100, truth, gpus_per_thread=8, noise=0.0), synthetic(a100, truth, noise=0.0)]
+    calibration = fit(logs, keep=("latency_scale", "launch_s"))
+    assert "latency_scale" not in calibration.fitted and "launch_s" not in calibration.fitted
+    assert calibration.fitted["efficiency.nvlink3"][0] == pytest.approx(0.70, rel=1e-6)
+    assert calibration.params.latency_scale == 1.0 and calibration.params.launch_s == NcclParams().launch_s

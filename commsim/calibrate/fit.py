@@ -220,6 +220,7 @@ def fit(
     nic: str | None = None,
     base: NcclParams | None = None,
     fit: list[str] | None = None,
+    keep: Sequence[str] = (),
     across_machines: bool = False,
     out_of_sample: bool = True,
 ) -> Calibration:
@@ -238,6 +239,10 @@ def fit(
         Starting values, and the values of everything not fitted (default: datasheet).
     fit : list of str, optional
         Parameters to fit (see :data:`FITTABLE`). Default: every one the data determine.
+    keep : sequence of str
+        Parameters never fitted (they keep ``base``'s values) when ``fit`` is
+        not given: e.g. ``latency_scale`` and ``launch_s``, which describe
+        one host's software stack and do not carry over to another machine.
     across_machines : bool
         Allow logs of different machines: the fitted values are then shared
         by all of them (per link family), a compromise a note points out.
@@ -260,7 +265,7 @@ def fit(
 
     """
     base = base or NcclParams()
-    candidates = _check_request(fit)
+    candidates = [name for name in _check_request(fit) if name not in set(_check_request(list(keep)))]
     cases = _unique_keys([_case(i, item, base, topology, nic) for i, item in enumerate(logs)])
     if not cases:
         raise CalibrationError("no logs to fit")
