@@ -137,8 +137,11 @@ class Nccl(Algorithm):
         assert isinstance(self.params, NcclAlgorithmParams)
         params = NcclParams.of(problem.topology)
         launch_s = params.launch_s * self.params.gpus_per_thread
+        era = self.model(problem.topology).table.name
+        given = self.params.nccl_version
+        version = f"{given}, tables of its {era} era" if given else f"newest, tables of the {era} era"
         lines = [
-            f"NCCL model: {prediction.machine.describe()}; ring bus bandwidth "
+            f"NCCL model (NCCL {version}): {prediction.machine.describe()}; ring bus bandwidth "
             f"{format_bandwidth(prediction.ring_busbw_Bps)}; time = launch {format_time(launch_s)} "
             f"({self.params.gpus_per_thread} GPU(s) per host thread) + {params.latency_scale:g} x latency "
             "+ size / algbw"
