@@ -20,7 +20,7 @@ between parameter sets (a calibration tries many).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from commsim.algorithms.base import Problem
@@ -31,7 +31,7 @@ from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
 from commsim.nccl.channels import ring_packing
 from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
 from commsim.nccl.machine import NcclMachine, analyse
-from commsim.nccl.network import network_Bps, node_rings
+from commsim.nccl.network import network_Bps, node_hops, node_rings
 from commsim.nccl.params import NcclParams
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
 from commsim.topology.linkkinds import LINK_KINDS
@@ -152,17 +152,18 @@ class NcclModel:
             rings = ring_packing(self.topology, ranks)
             result: tuple[float, str] | None = None
             if rings:
-                topo = self.topology
-                kinds = {
-                    topo.links[i].kind
-                    for order, _ in rings
-                    for a, b in zip(order, order[1:] + order[:1])
-                    for i in topo.route(a, b)
-                }
+                kinds = self._route_kinds(
+                    (a, b) for order, _ in rings for a, b in zip(order, order[1:] + order[:1])
+                )
                 if len(kinds) == 1:
-                    result = (sum(rate for _, rate in rings), kinds.pop())
+                    result = (sum(rate for _, rate in rings), next(iter(kinds)))
             self._memo_packing[key] = result
         return self._memo_packing[key]
+
+    def _route_kinds(self, hops: Iterable[tuple[str, str]]) -> frozenset[str]:
+        """The link kinds the routes of ``hops`` (source, destination) cross on the nominal machine."""
+        topo = self.topology
+        return frozenset(topo.links[i].kind for a, b in hops for i in topo.route(a, b))
 
     def _factors(self, transport: str) -> dict[str, float]:
         """Link kind -> efficiency at which NCCL's channels run on this machine."""
@@ -203,19 +204,8 @@ class NcclModel:
         """NCCL's channels across nodes on the nominal machine, and the link kinds their hops cross."""
         key = ("routes", ranks, transport)
         if key not in self._network_cache:
-            topo = self.topology
-            rings = node_rings(topo, ranks, transport)
-            per_node = len(rings)  # one ring per rank of a node
-            nodes = len(ranks) // per_node
-            kinds = {
-                topo.links[i].kind
-                for ring in rings
-                for node in range(nodes)
-                for i in topo.route(
-                    ring[node * per_node + per_node - 1], ring[((node + 1) % nodes) * per_node]
-                )
-            }
-            self._network_cache[key] = (rings, frozenset(kinds))
+            rings = node_rings(self.topology, ranks, transport)
+            self._network_cache[key] = (rings, self._route_kinds(node_hops(rings)))
         return self._network_cache[key]
 
     def bandwidths(self, ranks: tuple[str, ...], collective: Collective) -> tuple[NcclMachine, Bandwidths]:
@@ -264,8 +254,7 @@ class NcclModel:
         launch = params.launch_s * gpus_per_thread if problem.n > 1 else 0.0  # one_rank_s is the whole cost
         candidates = [
             Candidate(a, p, lat, rate, launch + params.latency_scale * lat + problem.nbytes / rate)
-            for a, p, lat, rate in raw
-            if (algorithms is None or a in algorithms) and (protocols is None or p in protocols)
+            for a, p, lat, rate in _allowed(raw, algorithms, protocols)
         ]
         if not candidates:
             available = sorted({f"{a}/{p}" for a, p, _, _ in raw})
@@ -292,11 +281,7 @@ class NcclModel:
         asks for thousands of predictions per log.
         """
         m, bw = self.bandwidths(problem.ranks, problem.collective)
-        base = [
-            (a, p, lat, rate)
-            for a, p, lat, rate in self._base(problem, m, bw)
-            if (algorithms is None or a in algorithms) and (protocols is None or p in protocols)
-        ]
+        base = _allowed(self._base(problem, m, bw), algorithms, protocols)
         if not base:
             self.predict(problem, gpus_per_thread, algorithms, protocols)  # raises, naming what applies
         params, n, coll = self.params, problem.n, problem.collective
@@ -361,6 +346,17 @@ def predict(
     """
     model = NcclModel(problem.topology, params or NcclParams(), version)
     return model.predict(problem, gpus_per_thread, algorithms, protocols)
+
+
+def _allowed(
+    raw: list[cand.Raw], algorithms: tuple[str, ...] | None, protocols: tuple[str, ...] | None
+) -> list[cand.Raw]:
+    """The candidates ``NCCL_ALGO`` / ``NCCL_PROTO`` (None: all) let NCCL choose."""
+    return [
+        c
+        for c in raw
+        if (algorithms is None or c[0] in algorithms) and (protocols is None or c[1] in protocols)
+    ]
 
 
 def _nvlink_port_Bps(topology: Topology, gpu: str) -> float:

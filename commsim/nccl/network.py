@@ -25,7 +25,7 @@ from commsim.nccl.channels import ring_packing
 from commsim.schedule import Schedule, ScheduleBuilder
 from commsim.topology.model import Topology
 
-__all__ = ["MAX_CHANNEL_RANKS", "network_Bps", "node_rings", "node_trees"]
+__all__ = ["MAX_CHANNEL_RANKS", "network_Bps", "node_hops", "node_rings", "node_trees"]
 
 MAX_CHANNEL_RANKS = 1024
 """Largest (ranks x channels) planned as separate channels; larger runs plan one ring per node order."""
@@ -65,6 +65,20 @@ def node_rings(topology: Topology, ranks: tuple[str, ...], transport: str) -> li
     return rings
 
 
+def node_hops(rings: list[tuple[str, ...]]) -> list[tuple[str, str]]:
+    """Every hop between nodes of the rings from :func:`node_rings`: (exit rank, next node's entry rank).
+
+    The rings hold one channel per rank of a node, so a node has ``len(rings)`` ranks.
+    """
+    per_node = len(rings)
+    nodes = len(rings[0]) // per_node
+    return [
+        (ring[node * per_node + per_node - 1], ring[((node + 1) % nodes) * per_node])
+        for ring in rings
+        for node in range(nodes)
+    ]
+
+
 def network_Bps(
     topology: Topology, ranks: tuple[str, ...], transport: str, rings: list[tuple[str, ...]] | None = None
 ) -> float:
@@ -74,16 +88,12 @@ def network_Bps(
     ``rings`` (from :func:`node_rings` on the nominal machine) saves finding them again.
     """
     rings = rings or node_rings(topology, ranks, transport)
-    per_node = len(_boxes(topology, ranks)[0])
-    nodes = len(ranks) // per_node
-    builder = ScheduleBuilder(Collective.ALL_TO_ALL, _STEP_BYTES * len(rings) * nodes, ranks)
-    for ring in rings:
-        for node in range(nodes):
-            exit_rank = ring[node * per_node + per_node - 1]
-            entry_rank = ring[((node + 1) % nodes) * per_node]
-            src, dst = builder.device_index(exit_rank), builder.device_index(entry_rank)
-            chunk = builder.chunk(_STEP_BYTES, owner=src, target=dst)
-            builder.send(exit_rank, entry_rank, chunk)
+    hops = node_hops(rings)
+    builder = ScheduleBuilder(Collective.ALL_TO_ALL, _STEP_BYTES * len(hops), ranks)
+    for exit_rank, entry_rank in hops:
+        src, dst = builder.device_index(exit_rank), builder.device_index(entry_rank)
+        chunk = builder.chunk(_STEP_BYTES, owner=src, target=dst)
+        builder.send(exit_rank, entry_rank, chunk)
     time_s = replay(builder.build(), topology).makespan_s
     return _STEP_BYTES * len(rings) / time_s
 
@@ -100,19 +110,20 @@ def node_trees(
     every NIC direction carries the buffer once), each on an equal
     share of the buffer, pipelined in ``pieces``.
     """
-    boxes = _boxes(topology, ranks)
-    orders = [_box_order(topology, box, transport) for box in boxes]
-    per_node, nodes = len(orders[0]), len(orders)
-    trees = shape_parents("double_binary", nodes)
+    rings = node_rings(topology, ranks, transport)  # channel c's rank order: the node's chains, node by node
+    per_node = len(rings)
+    nodes = len(ranks) // per_node
+    trees = [
+        [
+            (i * per_node + j - 1) if j else (node_parents[i] * per_node if node_parents[i] >= 0 else -1)
+            for i in range(nodes)
+            for j in range(per_node)
+        ]
+        for node_parents in shape_parents("double_binary", nodes)
+    ]
     builder = ScheduleBuilder(Collective.ALL_REDUCE, nbytes, ranks)
-    for c in range(per_node):
-        devices = [rank for order in orders for rank in order[c:] + order[:c]]
-        for t, node_parents in enumerate(trees):
-            parents = [
-                (i * per_node + j - 1) if j else (node_parents[i] * per_node if node_parents[i] >= 0 else -1)
-                for i in range(nodes)
-                for j in range(per_node)
-            ]
+    for c, devices in enumerate(rings):
+        for t, parents in enumerate(trees):
             chunks = builder.split(nbytes / (per_node * len(trees)), pieces)
             add_tree(builder, devices, parents, chunks, Collective.ALL_REDUCE, channel=c * len(trees) + t)
     return builder.build()
