@@ -51,7 +51,7 @@ def synthetic_log(
     rows = []
     for line, nbytes in enumerate(sizes, start=1):
         problem = Problem(topology, ranks, coll, float(nbytes))
-        time_s = predict(problem, params, gpus_per_thread).chosen.time_s * math.exp(rng.normal(0.0, noise))
+        time_s = predict(problem, params, gpus_per_thread).time_s * math.exp(rng.normal(0.0, noise))
         algbw = nbytes / time_s
         busbw = algbw * busbw_factor(coll, len(ranks))
         rows.append(
@@ -236,13 +236,36 @@ def test_asking_for_an_undeterminable_parameter_raises(a100: Topology, name: str
         fit([synthetic(a100, seed=8)], fit=["efficiency.nvlink3", name])
 
 
-def test_collinear_parameters_are_refused(a100: Topology) -> None:
-    """Below 2 KiB every size uses ring/LL: launch and NCCL's latency only add the same constant."""
-    small = [synthetic(a100, sizes=ALL_SIZES[:8], seed=9)]
-    calibration = fit(small)
-    assert calibration.dropped["launch_s"].startswith("indistinguishable from latency_scale in these logs")
-    with pytest.raises(CalibrationError, match="cannot fit launch_s: indistinguishable from latency_scale"):
-        fit(small, fit=["latency_scale", "launch_s"])
+def test_host_issue_time_is_fitted_only_where_it_sets_the_time(a100: Topology) -> None:
+    """The host's issue time (launch_s per GPU a thread drives) overlaps the GPUs' time.
+
+    Below 2 KiB on a DGX A100 the GPUs take kernel_s + 1.3 x NCCL's ring/LL latency
+    (3.6 + 1.3 x 15.0 = 23.1 us). Run as ``-g 1`` the host issues in 4 us, so no time
+    depends on launch_s and only latency_scale is fitted; run as ``-g 8`` the host takes
+    8 x 4 = 32 us, longer than the GPUs, so launch_s is fitted (to 4 us) and latency_scale is not.
+    """
+    one = fit([synthetic(a100, sizes=ALL_SIZES[:8], seed=9)])
+    assert set(one.fitted) == {"latency_scale"}
+    assert one.dropped["launch_s"] == "no predicted time depends on it"
+    with pytest.raises(CalibrationError, match="cannot fit launch_s: no predicted time depends on it"):
+        fit([synthetic(a100, sizes=ALL_SIZES[:8], seed=9)], fit=["latency_scale", "launch_s"])
+    eight = fit([synthetic(a100, sizes=ALL_SIZES[:8], gpus_per_thread=8, seed=9)])
+    assert set(eight.fitted) == {"launch_s"}
+    assert eight.fitted["launch_s"][0] == pytest.approx(4.0e-6, rel=0.03)
+    assert eight.dropped["latency_scale"] == "no predicted time depends on it"
+
+
+def test_collinear_columns_are_refused() -> None:
+    """Two parameters whose effects on every log row are proportional cannot both be fitted:
+    the second is dropped, naming the first (condition number of the two unit columns is infinite)."""
+    import numpy as np
+
+    from commsim.calibrate.fit import _select
+
+    J = np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 1.0], [3.0, 6.0, 0.5]])
+    kept, dropped = _select(J, ["latency_scale", "launch_s", "efficiency.pcie"], [])
+    assert kept == [0, 2]
+    assert dropped["launch_s"].startswith("indistinguishable from latency_scale in these logs")
 
 
 def test_poorly_determined_parameter_is_dropped_after_the_fit(a100: Topology) -> None:

@@ -79,11 +79,23 @@ def test_restricting_algorithms_and_efficiency_moves_the_time() -> None:
     assert slower.time_s > ring_only.time_s * 1.8
 
 
-def test_launch_cost_scales_with_gpus_per_thread() -> None:
-    p = _problem("dgx_a100", 8)
-    one = predict(p, gpus_per_thread=1).chosen.time_s
-    eight = predict(p, gpus_per_thread=8).chosen.time_s
-    assert eight - one == pytest.approx(7 * NcclParams().launch_s)
+def test_host_issue_time_overlaps_the_gpus_time() -> None:
+    """nccl-tests issues iterations back to back, so a call takes max(host issue, GPU time).
+
+    One thread driving 8 GPUs (``-g 8``) issues 8 launches per call: at 8 B
+    on a DGX A100 that is 8 x launch_s (8 x 4.9 = 39.2 us), longer than the
+    GPUs' kernel_s + NCCL ring/LL latency (3.6 + 6.6 + 14 x 0.6 = 18.6 us),
+    so the call takes exactly 8 x launch_s. At 1 GiB the GPUs take
+    milliseconds and the host's issue time is hidden: -g 1 and -g 8 agree.
+    """
+    params = NcclParams()
+    small = predict(_problem("dgx_a100", 8), gpus_per_thread=8)
+    assert small.host_bound
+    assert small.time_s == pytest.approx(8 * params.launch_s)
+    assert small.chosen.time_s < small.time_s
+    large = _problem("dgx_a100", 2**30)
+    assert predict(large, gpus_per_thread=8).time_s == predict(large, gpus_per_thread=1).time_s
+    assert not predict(large, gpus_per_thread=8).host_bound
 
 
 def test_nccl_algorithm_reports_its_model_time_and_replays_its_channels() -> None:
@@ -154,7 +166,9 @@ ACCURACY = {  # bandwidth-bound median |error| the model reaches today with data
     "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt": 0.10,
     "RTX4090-PCIe-noP2P-8NUMA_all_reduce_8gpu_1.txt": 0.10,
     "V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt": 0.10,
-    "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt": 0.12,
+    # 0.13: its 64-512 MiB rows sit 12-20 % above the model (the mid-size ramp it lacks); before
+    # host and GPU times overlapped, 8 x 3.1 us of launch added to every size hid part of that
+    "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt": 0.13,
 }
 
 

@@ -76,11 +76,22 @@ def test_all_to_all_across_nodes_is_bound_by_each_nodes_nics() -> None:
 
 
 def test_one_rank_is_a_local_copy() -> None:
-    """One GPU: 6.25 us plus the bytes at 0.449 x the H100 SXM's 3.35 TB/s (NcclParams' sources)."""
+    """One GPU: the larger of the host's 6.25 us and the GPU's 3.6 us kernel + the bytes at 0.449 x
+    the H100 SXM's 3.35 TB/s (NcclParams' sources).
+
+    1 GiB: 3.6 us + 2^30 / 1.504e12 B/s = 717.5 us (GPU-bound); 8 B: 3.6 us + 0.005 ns < 6.25 us,
+    so the host's 6.25 us; 8 MiB: 3.6 + 5.58 = 9.18 us (GPU-bound again).
+    """
     box = get_topology("hgx_h100")
-    problem = Problem(box, ("gpu0",), Collective.ALL_REDUCE, float(2**30))
-    chosen = predict(problem, NcclParams(), gpus_per_thread=1).chosen
-    assert chosen.time_s == pytest.approx(6.25e-6 + 2**30 / (0.449 * 3.35e12), rel=1e-9)
+    for size, expected in (
+        (2**30, 3.6e-6 + 2**30 / (0.449 * 3.35e12)),
+        (8, 6.25e-6),
+        (2**23, 3.6e-6 + 2**23 / (0.449 * 3.35e12)),
+    ):
+        problem = Problem(box, ("gpu0",), Collective.ALL_REDUCE, float(size))
+        prediction = predict(problem, NcclParams(), gpus_per_thread=1)
+        assert prediction.chosen.algorithm == "local_copy"
+        assert prediction.time_s == pytest.approx(expected, rel=1e-9)
 
 
 def test_efa_step_overhead_fitted_on_p3dn_carries_to_p4d() -> None:

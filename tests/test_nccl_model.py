@@ -331,7 +331,7 @@ def test_times_for_many_sizes_equal_predict_size_by_size(machine: str, collectiv
     coll = Collective(collective)
     model = NcclModel.of(topo, NcclParams())
     sizes = [2.0**k for k in range(3, 34)]
-    one_by_one = [model.predict(Problem(topo, gpus, coll, size)).chosen.time_s for size in sizes]
+    one_by_one = [model.predict(Problem(topo, gpus, coll, size)).time_s for size in sizes]
     assert model.times(Problem(topo, gpus, coll, 1.0), sizes) == one_by_one
 
 
@@ -341,5 +341,5 @@ def test_times_across_nodes_keep_the_plateau_and_tree_corrections() -> None:
     gpus = tuple(topo.devices_of_kind("gpu"))
     model = NcclModel.of(topo, NcclParams())
     sizes = [2.0**k for k in range(3, 34)]
-    one_by_one = [model.predict(Problem(topo, gpus, Collective.ALL_REDUCE, s)).chosen.time_s for s in sizes]
+    one_by_one = [model.predict(Problem(topo, gpus, Collective.ALL_REDUCE, s)).time_s for s in sizes]
     assert model.times(Problem(topo, gpus, Collective.ALL_REDUCE, 1.0), sizes) == one_by_one

@@ -237,19 +237,20 @@ def validate_log(
     for row in log.rows:
         if row.nbytes <= 0:
             continue
-        guess = model.predict(
+        prediction = model.predict(
             Problem(topo, ranks, coll, float(row.nbytes)),
             inference.gpus_per_thread,
             inference.algorithms,
             inference.protocols,
-        ).chosen
+        )
+        guess, time_s = prediction.chosen, prediction.time_s
         rows.append(
             Row(
                 row.nbytes,
                 row.oop_time_s,
-                guess.time_s,
+                time_s,
                 row.oop_busbw_Bps,
-                row.nbytes / guess.time_s * factor,
+                row.nbytes / time_s * factor,
                 guess.algorithm,
                 guess.protocol,
             )

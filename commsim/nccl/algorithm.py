@@ -128,29 +128,35 @@ class Nccl(Algorithm):
         return Ring().plan(problem)
 
     def analytic_time(self, problem: Problem) -> float | None:
-        """NCCL's predicted time: launch + latency + size / bandwidth of its choice."""
-        return self.predict(problem).chosen.time_s
+        """NCCL's predicted time: its choice's GPU time, or the host's issue time if longer."""
+        return self.predict(problem).time_s
 
     def explain(self, problem: Problem) -> str:
         """The machine as NCCL sees it, every candidate, and the choice."""
         prediction = self.predict(problem)
         assert isinstance(self.params, NcclAlgorithmParams)
         params = NcclParams.of(problem.topology)
-        launch_s = params.launch_s * self.params.gpus_per_thread
         era = self.model(problem.topology).table.name
         given = self.params.nccl_version
         version = f"{given}, tables of its {era} era" if given else f"newest, tables of the {era} era"
         lines = [
             f"NCCL model (NCCL {version}): {prediction.machine.describe()}; ring bus bandwidth "
-            f"{format_bandwidth(prediction.ring_busbw_Bps)}; time = launch {format_time(launch_s)} "
-            f"({self.params.gpus_per_thread} GPU(s) per host thread) + {params.latency_scale:g} x latency "
-            "+ size / algbw"
+            f"{format_bandwidth(prediction.ring_busbw_Bps)}; time = the larger of the host's issue time "
+            f"{format_time(prediction.host_s)} ({format_time(params.launch_s)} per GPU, "
+            f"{self.params.gpus_per_thread} GPU(s) per host thread) and the GPUs' time = kernel "
+            f"{format_time(params.kernel_s)} + {params.latency_scale:g} x latency + size / algbw"
         ]
         for c in sorted(prediction.candidates, key=lambda c: c.time_s):
             mark = "->" if c == prediction.chosen else "  "
             lines.append(
                 f" {mark} {c.algorithm:9s} {c.protocol:6s} latency {format_time(c.latency_s):>9s}  "
                 f"algbw {format_bandwidth(c.algbw_Bps):>11s}  time {format_time(c.time_s)}"
+            )
+        if prediction.host_bound:
+            lines.append(
+                f"    host-bound: issuing the call takes {format_time(prediction.host_s)}, longer than the "
+                f"GPUs' {format_time(prediction.chosen.time_s)}, so the call takes "
+                f"{format_time(prediction.time_s)}"
             )
         return "\n".join(lines)
 

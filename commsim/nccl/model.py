@@ -1,14 +1,23 @@
 """NCCL's choice of algorithm and protocol, and the time it takes.
 
-For every candidate (algorithm, protocol) the time is
+For every candidate (algorithm, protocol) the GPUs' time for one call is
 
-    launch + latency_scale x latency + size / algbw
+    kernel + latency_scale x latency + size / algbw
 
 with the latency from NCCL's own tables of the release in use
-(:mod:`commsim.nccl.tuning`) and the bandwidth from the machine
+(:mod:`commsim.nccl.tuning`), ``kernel`` the fixed cost of starting and
+ending one kernel on the GPU, and the bandwidth from the machine
 (:mod:`commsim.nccl.intra` replays NCCL's channels in a box; the network
 part is the used NICs at their transport's efficiency). NCCL runs the
 candidate with the smallest predicted time, and so does this model.
+
+The host issues calls while the GPUs run earlier ones: nccl-tests enqueues
+its timed iterations back to back and synchronises once at the end, so one
+call takes the larger of the GPUs' time and the host's time to issue it
+(``launch_s`` per GPU the issuing thread drives: ``-g 8`` in one process
+issues eight launches per call). Summing the two instead charges a
+single-process 8-GPU run 25 us it does not spend at sizes where the GPUs
+are the bottleneck, and misses host-bound small sizes by up to a third.
 
 :class:`NcclModel` holds what the model needs for one machine and release:
 ``NcclModel.of(topology, params, version)`` once, then ``predict`` for every
@@ -61,12 +70,27 @@ class Candidate:
 
 @dataclass(frozen=True)
 class NcclPrediction:
-    """The model's answer for one size: the choice and every candidate considered."""
+    """The model's answer for one size: the choice and every candidate considered.
+
+    A candidate's ``time_s`` is the GPUs' time for the call; :attr:`time_s` is
+    the call's time, the larger of that and the host's time to issue it.
+    """
 
     machine: NcclMachine
     chosen: Candidate
     candidates: list[Candidate]
     ring_busbw_Bps: float
+    host_s: float = 0.0
+
+    @property
+    def time_s(self) -> float:
+        """One call's time (s): the chosen candidate's GPU time, or the host's issue time if longer."""
+        return max(self.chosen.time_s, self.host_s)
+
+    @property
+    def host_bound(self) -> bool:
+        """Whether the host's issue time, not the GPUs, sets the call's time."""
+        return self.host_s > self.chosen.time_s
 
 
 _Memo = dict[tuple[object, ...], float]
@@ -251,9 +275,9 @@ class NcclModel:
         m, bw = self.bandwidths(problem.ranks, problem.collective)
         raw = self._sized(self._base(problem, m, bw), problem.collective, m, problem.n, problem.nbytes)
         params = self.params
-        launch = params.launch_s * gpus_per_thread if problem.n > 1 else 0.0  # one_rank_s is the whole cost
+        host, scale = _host_s(params, problem.n, gpus_per_thread), _latency_scale(params, problem.n)
         candidates = [
-            Candidate(a, p, lat, rate, launch + params.latency_scale * lat + problem.nbytes / rate)
+            Candidate(a, p, lat, rate, params.kernel_s + scale * lat + problem.nbytes / rate)
             for a, p, lat, rate in _allowed(raw, algorithms, protocols)
         ]
         if not candidates:
@@ -265,7 +289,7 @@ class NcclModel:
                 "GPUs and NCCL 2.17+; LL128 needs NVLink and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+)"
             )
         chosen = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
-        return NcclPrediction(m, chosen, candidates, bw.busbw_Bps)
+        return NcclPrediction(m, chosen, candidates, bw.busbw_Bps, host)
 
     def times(
         self,
@@ -285,11 +309,14 @@ class NcclModel:
         if not base:
             self.predict(problem, gpus_per_thread, algorithms, protocols)  # raises, naming what applies
         params, n, coll = self.params, problem.n, problem.collective
-        launch = params.launch_s * gpus_per_thread if n > 1 else 0.0
+        host, scale = _host_s(params, n, gpus_per_thread), _latency_scale(params, n)
         return [
-            min(
-                launch + params.latency_scale * lat + size / rate
-                for _, _, lat, rate in self._sized(base, coll, m, n, size)
+            max(
+                host,
+                min(
+                    params.kernel_s + scale * lat + size / rate
+                    for _, _, lat, rate in self._sized(base, coll, m, n, size)
+                ),
             )
             for size in sizes
         ]
@@ -359,6 +386,16 @@ def _allowed(
     ]
 
 
+def _host_s(params: NcclParams, n: int, gpus_per_thread: int) -> float:
+    """The host's time to issue one call: ``launch_s`` per GPU the thread drives, or a one-rank call's."""
+    return params.launch_s * gpus_per_thread if n > 1 else params.one_rank_s
+
+
+def _latency_scale(params: NcclParams, n: int) -> float:
+    """``latency_scale`` scales NCCL's tables; a one-rank call has none (its latency is 0)."""
+    return params.latency_scale if n > 1 else 1.0
+
+
 def _nvlink_port_Bps(topology: Topology, gpu: str) -> float:
     return sum(l.bandwidth_Bps for l in topology.links if l.src == gpu and l.family == "nvlink")
 
@@ -386,11 +423,12 @@ def _net_route_latency(
 def _one_rank(problem: Problem, params: NcclParams) -> list[cand.Raw]:
     """One rank: NCCL copies the send buffer into the receive buffer on the GPU (out of place).
 
-    The time is a fixed cost (``params.one_rank_s``) plus the bytes over the
-    GPU's device-to-device copy rate (``local_copy_efficiency`` x memory bandwidth).
+    No NCCL latency: the GPU's time is the kernel's fixed cost plus the bytes
+    over its device-to-device copy rate (``local_copy_efficiency`` x memory
+    bandwidth); the host's cost of the call is ``params.one_rank_s``.
     """
     memory_Bps = _memory_Bps(problem.topology.device(problem.ranks[0]).model)
-    return [("local_copy", "Simple", params.one_rank_s, params.local_copy_efficiency * memory_Bps)]
+    return [("local_copy", "Simple", 0.0, params.local_copy_efficiency * memory_Bps)]
 
 
 def _memory_Bps(model: str | None) -> float:

@@ -26,19 +26,35 @@ Defaults and where they come from:
 - ``nvls_efficiency``: NVLink SHARP (in-switch reduction) reaches about
   57 % of an H100's 450 GB/s NVLink ports as algorithm bandwidth
   (~480 GB/s bus bandwidth for 8 GPUs).
-- ``launch_s``: host cost per GPU that one thread drives: nccl-tests
-  ``-g N`` launches N kernels from one thread, about 3 us each.
+- ``launch_s``: the host's time to issue one collective on one GPU (NCCL's
+  enqueue and the kernel launch). nccl-tests enqueues its timed iterations
+  back to back, so a call takes the larger of the host's issue time
+  (``launch_s`` x the GPUs one thread drives, nccl-tests ``-g``) and the
+  GPUs' time. 4.9 us: fitted on the 13 development logs run with ``-g 2``
+  to ``-g 8`` in one process (7 machines: V100 PCIe and SXM2, RTX 2080 Ti,
+  RTX 4090, A100 SXM4, two H100 SXM5 boards), whose times up to 1 KiB are
+  flat at ``g x launch_s``: per-log values 4.0-6.1 us, per-machine medians
+  4.0, 4.2, 4.4, 4.9, 5.2, 5.7 and 6.1 us (median 4.9, standard deviation
+  0.7 us). A host with a faster CPU or driver issues faster; calibration
+  fits it per host.
+- ``kernel_s``: the GPUs' fixed cost of one call beyond NCCL's latency
+  tables: starting and ending the kernel. 3.6 us: the intercept of time
+  against size of the one-GPU copies of 16 MiB to 1 GiB on one H100 SXM
+  (NCCL 2.28.9; four logs: 3.51-3.71 us, standard deviation 0.1 us). One
+  machine only: assumed to carry over to other GPUs.
 - ``latency_scale``: multiplies NCCL's own per-call and per-step latencies
   (``baseLat``, ``hwLat``); 1.0 by default.
 - ``one_rank_s`` and ``local_copy_efficiency``: a one-rank call copies the
-  send buffer into the receive buffer on the GPU. Measured on one H100 SXM
-  (NCCL 2.28.9, nccl-tests 2.19.6, tests/data/h100-1gpu): 6.25 us, the median
-  out-of-place time of the 83 rows of 8 B to 512 KiB in the six one-GPU logs
-  run with default settings (range 4.6-11.2 us, standard deviation 1.2 us;
-  per-log medians 5.3-7.7 us, so runs differ by about 1 us), and 1505 GB/s at
-  1 GiB, 0.449 of the H100 SXM's 3.35 TB/s HBM3 (each byte read once and
-  written once). One machine only: the efficiency is assumed to carry over to
-  other GPUs' memory bandwidth.
+  send buffer into the receive buffer on the GPU; its time is the larger of
+  the host's cost of the call (``one_rank_s``) and the GPU's (``kernel_s``
+  plus the copy). Measured on one H100 SXM (NCCL 2.28.9, nccl-tests 2.19.6,
+  tests/data/h100-1gpu): 6.25 us, the median out-of-place time of the 83
+  rows of 8 B to 512 KiB in the six one-GPU logs run with default settings
+  (range 4.6-11.2 us, standard deviation 1.2 us; per-log medians 5.3-7.7 us,
+  so runs differ by about 1 us), and 1505 GB/s at 1 GiB, 0.449 of the H100
+  SXM's 3.35 TB/s HBM3 (each byte read once and written once). One machine
+  only: the efficiency is assumed to carry over to other GPUs' memory
+  bandwidth.
 """
 
 from __future__ import annotations
@@ -97,7 +113,8 @@ class NcclParams(BaseModel):
     efficiency: dict[str, float] = Field(default_factory=dict)
     shm_efficiency: float = Field(0.49, gt=0, le=1)
     nvls_efficiency: float = Field(0.57, gt=0, le=1)
-    launch_s: float = Field(3.1e-6, ge=0)
+    launch_s: float = Field(4.9e-6, ge=0)
+    kernel_s: float = Field(3.6e-6, ge=0)
     latency_scale: float = Field(1.0, gt=0)
     one_rank_s: float = Field(6.25e-6, ge=0)
     local_copy_efficiency: float = Field(0.449, gt=0, le=1)
