@@ -142,18 +142,6 @@ class Result:
         """Utilisation of every used link by name."""
         return {load.link: load.utilisation for load in self.links}
 
-    def plot_timeline(self, path: Any = None, **options: Any) -> Any:
-        """Gantt chart of the link busy intervals (see :func:`commsim.report.plots.plot_timeline`)."""
-        from commsim.report.plots import plot_timeline
-
-        return plot_timeline(self, path, **options)
-
-    def write_trace(self, path: Any) -> Any:
-        """Chrome trace-event file of this run (see :func:`commsim.report.trace.write_trace`)."""
-        from commsim.report.trace import write_trace
-
-        return write_trace([self], path)
-
     def to_record(self) -> dict[str, Any]:
         """A flat JSON-ready record (see README, ``--json``)."""
         return {
