@@ -8,16 +8,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from commsim.algorithms import Problem, make_algorithm
-from commsim.collectives import Collective, get_collective, needs_root
+from commsim.collectives import Collective
 from commsim.engine import replay
-from commsim.errors import AlgorithmError, CommsimError, ScenarioError
+from commsim.errors import CommsimError, ScenarioError
 from commsim.results import Result, link_loads
+from commsim.scenario.case import Case, CaseError, select_ranks
+from commsim.scenario.machine import build_machine, parse_overrides
 from commsim.topology.model import Topology
-from commsim.topology.resolve import get_topology
-from commsim.units import format_size, parse_bandwidth, parse_size, parse_time
+from commsim.units import format_size
 from commsim.verify import should_verify
 
 __all__ = [
+    "Case",
     "FileRun",
     "explain",
     "parse_overrides",
@@ -26,51 +28,8 @@ __all__ = [
     "scenario_kind",
     "select_ranks",
     "simulate",
+    "simulate_case",
 ]
-
-
-def parse_overrides(
-    overrides: Mapping[str, Mapping[str, Any]], *, require_unit: bool = False
-) -> dict[str, tuple[float | None, float | None]]:
-    """``{kind: {bandwidth: "18 GB/s", latency: "0 s"}}`` to SI figures.
-
-    ``require_unit`` refuses plain numbers (as a file's figures must be).
-    """
-    parsed = {}
-    for kind, figures in overrides.items():
-        unknown = set(figures) - {"bandwidth", "latency"}
-        if unknown:
-            raise AlgorithmError(
-                f"override of {kind!r}: unknown field(s) {sorted(unknown)}; valid: bandwidth, latency"
-            )
-        bandwidth = figures.get("bandwidth")
-        latency = figures.get("latency")
-        parsed[kind] = (
-            parse_bandwidth(bandwidth, require_unit=require_unit) if bandwidth is not None else None,
-            parse_time(latency, require_unit=require_unit) if latency is not None else None,
-        )
-    return parsed
-
-
-def select_ranks(topology: Topology, ranks: int | Sequence[str] | None) -> tuple[str, ...]:
-    """The participating GPUs: all, the first ``ranks``, or the named ones."""
-    gpus = topology.gpus
-    if ranks is None:
-        return tuple(gpus)
-    if isinstance(ranks, int):
-        if not 2 <= ranks <= len(gpus):
-            raise AlgorithmError(
-                f"ranks={ranks} but topology {topology.name!r} has {len(gpus)} GPUs (need 2..{len(gpus)})"
-            )
-        return tuple(gpus[:ranks])
-    missing = [r for r in ranks if r not in gpus]
-    if missing:
-        raise AlgorithmError(
-            f"ranks {missing} are not GPUs of topology {topology.name!r}; GPUs: {', '.join(gpus)}"
-        )
-    if len(set(ranks)) != len(ranks):
-        raise AlgorithmError(f"ranks {list(ranks)} name a GPU twice")
-    return tuple(ranks)
 
 
 def simulate(
@@ -114,48 +73,78 @@ def simulate(
         of at most :data:`commsim.verify.VERIFY_LIMIT` sends is verified;
         False skips it for speed, True verifies whatever the size.
 
+    Raises
+    ------
+    CaseError
+        If the case is not one that can be asked for (an unknown name, a
+        size that is not whole bytes > 0, parameters the algorithm does not
+        take, ranks or a root the machine does not have), one line per
+        argument: ``size: size 0 must be at least 1 byte; ...``.
+    AlgorithmError
+        If the algorithm cannot run on this machine (found while planning).
+
     Examples
     --------
     >>> r = simulate("pcie_4gpu_switch", "sharded_parameter_server", size="160 MB")
     >>> round(r.time_s * 1e3, 6)
     15.0
     """
-    topo = topology if isinstance(topology, Topology) else get_topology(topology, gpus=gpus)
-    if overrides:
-        topo = topo.with_overrides(parse_overrides(overrides))
-    coll = get_collective(collective)
-    problem = Problem(topo, select_ranks(topo, ranks), coll, parse_size(size), root)
-    if needs_root(coll) and not 0 <= root < problem.n:
-        raise AlgorithmError(f"root {root} is outside 0..{problem.n - 1}")
-    algo = make_algorithm(algorithm, dict(params or {}))
+    machine = build_machine(topology, overrides, gpus=gpus)
+    fields: dict[str, Any] = {"collective": collective, "algorithm": algorithm, "params": dict(params or {})}
+    fields |= {"nbytes": size, "ranks": ranks, "root": root, "label": label}
+    try:
+        case = Case.of(topology=machine, **fields)
+    except CaseError as exc:  # in the words of this function's arguments
+        renamed = [(("size", *loc[1:]) if loc[0] == "nbytes" else loc, m) for loc, m in exc.problems]
+        raise CaseError(renamed) from None
+    return simulate_case(case, verify=verify)
+
+
+def simulate_case(case: Case, verify: bool | None = None) -> Result:
+    """Plan ``case``, verify the plan, replay it, and return its :class:`Result`.
+
+    Parameters
+    ----------
+    case : Case
+        A checked case (:meth:`Case.of`).
+    verify : bool, optional
+        As for :func:`simulate`.
+
+    Raises
+    ------
+    AlgorithmError
+        If the algorithm cannot run on the machine (found while planning).
+    """
+    problem = Problem(case.topology, case.ranks, case.collective, case.nbytes, case.root)
+    algo = make_algorithm(case.algorithm, dict(case.params))
     schedule = algo.plan(problem)
     if verify or (verify is None and should_verify(schedule)):
         schedule.verify()
-    record = replay(schedule, topo)
+    record = replay(schedule, case.topology)
     analytic = algo.analytic_time(problem)
     time_s = analytic if algo.time_from_model and analytic is not None else record.makespan_s
     return Result(
-        label=label or algorithm,
-        algorithm=algorithm,
-        collective=coll,
-        topology=topo.name,
+        label=case.name,
+        algorithm=case.algorithm,
+        collective=case.collective,
+        topology=case.topology.name,
         ranks=problem.n,
         nbytes=problem.nbytes,
         time_s=time_s,
         replay_time_s=record.makespan_s,
-        links=link_loads(topo, record, time_s),
+        links=link_loads(case.topology, record, time_s),
         analytic_time_s=analytic,
-        params=dict(params or {}),
+        params=dict(case.params),
         record=record,
         schedule=schedule,
-        topology_obj=topo,
+        topology_obj=case.topology,
     )
 
 
 def run_scenario(
     loaded: Any, verify: bool | None = None, progress: Callable[[list[Any]], Iterable[Any]] | None = None
 ) -> list[Result]:
-    """Every (algorithm, size) of a loaded scenario, algorithms outer, sizes inner.
+    """Every case of a loaded scenario (algorithms outer, sizes inner).
 
     Parameters
     ----------
@@ -163,34 +152,26 @@ def run_scenario(
     verify : bool, optional
         As for :func:`simulate` (default: every plan up to the size limit).
     progress : callable, optional
-        Wraps the list of (entry, size) cases, e.g. to draw a progress bar.
+        Wraps the list of cases, e.g. to draw a progress bar.
+
+    Raises
+    ------
+    ScenarioError
+        An error found while planning a case, at the line of its algorithm entry.
     """
-    scenario = loaded.scenario
-    positions = getattr(loaded, "entry_positions", ()) or ()
-    cases = [
-        (i, entry, nbytes) for i, entry in enumerate(scenario.algorithms) for nbytes in loaded.sizes_nbytes
-    ]
+    positions = loaded.entry_positions
+    per_entry = max(1, len(loaded.sizes_nbytes))
+    cases: list[Case] = list(loaded.cases)
     results = []
-    for index, entry, nbytes in progress(cases) if progress else cases:
+    for index, case in enumerate(progress(cases) if progress else cases):
         try:
-            result = simulate(
-                loaded.topology,
-                entry.algorithm,
-                loaded.collective,
-                nbytes,
-                params=entry.params,
-                ranks=scenario.ranks,
-                root=scenario.root,
-                label=entry.label or entry.algorithm,
-                verify=verify,
-            )
+            results.append(simulate_case(case, verify=verify))
         except CommsimError as exc:
-            if index >= len(positions):
+            entry = index // per_entry
+            if entry >= len(positions):
                 raise
-            raise ScenarioError(
-                f"{positions[index]}: algorithms.{index} ({entry.algorithm}, {format_size(nbytes)}): {exc}"
-            ) from None
-        results.append(result)
+            what = f"algorithms.{entry} ({case.algorithm}, {format_size(case.nbytes)})"
+            raise ScenarioError(f"{positions[entry]}: {what}: {exc}") from None
     return results
 
 

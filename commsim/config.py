@@ -25,15 +25,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import pydantic
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from commsim.algorithms import algorithm_names
-from commsim.api import parse_overrides
-from commsim.collectives import Collective, get_collective
+from commsim.collectives import Collective
 from commsim.errors import CommsimError, ScenarioError, known_name
-from commsim.scenario.cases import check_algorithm, check_override_figures, check_ranks
+from commsim.scenario.case import MAX_CASES, Case
+from commsim.scenario.cases import check_override_figures, file_cases
+from commsim.scenario.machine import build_machine, parse_overrides
 from commsim.topology.builders import BUILDERS
 from commsim.topology.linkkinds import kinds_matching
 from commsim.topology.model import Topology
-from commsim.topology.resolve import resolve_reference
 from commsim.units import SIZE_HELP, parse_bandwidth, parse_size, parse_time
 
 if TYPE_CHECKING:  # PyYAML, the YAML helpers and the topology file reader are imported when a file is read
@@ -51,10 +50,6 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
 ]
-
-
-MAX_CASES = 10_000
-"""The most (algorithm, size) cases one scenario file runs; larger grids are sweeps."""
 
 
 def _check_size(value: str | float) -> str | float:
@@ -88,16 +83,15 @@ class _Strict(pydantic.BaseModel):
 
 
 class AlgorithmEntry(_Strict):
-    """One algorithm to run, with its parameters and a display label."""
+    """One algorithm to run, with its parameters and a display label.
+
+    The name, and the parameters against the algorithm's own ``Params``, are
+    checked where the entry becomes cases (:class:`~commsim.scenario.case.Case`).
+    """
 
     algorithm: str
     label: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("algorithm")
-    @classmethod
-    def _known(cls, name: str) -> str:
-        return known_name("algorithm", name, algorithm_names())
 
 
 class TopologyRef(_Strict):
@@ -152,15 +146,10 @@ class Scenario(_Strict):
             del data["size"]
         return data
 
-    @field_validator("collective")
-    @classmethod
-    def _collective(cls, value: str) -> str:
-        return get_collective(value).value
-
 
 @dataclass(frozen=True)
 class LoadedScenario:
-    """A validated scenario with its topology built and sizes in bytes."""
+    """A validated scenario: its topology built, its cases checked (algorithms outer, sizes inner)."""
 
     scenario: Scenario
     topology: Topology
@@ -169,6 +158,7 @@ class LoadedScenario:
     source: str
     entry_positions: tuple[str, ...] = ()
     """``file:line:col`` of each algorithm entry, for errors found while running it."""
+    cases: tuple[Case, ...] = ()
 
 
 def build_scenario_topology(
@@ -210,12 +200,11 @@ def build_scenario_topology(
     prefix = position(node, ("topology",), source)
     try:
         if isinstance(ref, TopologyRef) and ref.inline is not None:
-            topo = topology_from_data(ref.inline, _child_node(node, ("topology", "inline")), source)
+            inline = topology_from_data(ref.inline, _child_node(node, ("topology", "inline")), source)
+            topo = build_machine(inline, overrides)
         else:
             fields = ref.model_dump(exclude_none=True) if isinstance(ref, TopologyRef) else ref
-            topo = resolve_reference(fields, base, **builder_options)
-        if overrides:
-            topo = topo.with_overrides(parse_overrides(overrides))
+            topo = build_machine(fields, overrides, base=base, **builder_options)
     except ScenarioError:
         raise
     except CommsimError as exc:
@@ -255,26 +244,34 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)
-    collective = get_collective(scenario.collective)
-    cases = len(scenario.algorithms) * len(scenario.sizes)
-    if cases > MAX_CASES:
+    count = len(scenario.algorithms) * len(scenario.sizes)
+    if count > MAX_CASES:
         raise ScenarioError(
             f"{position(node, ('algorithms',), source)}: {len(scenario.algorithms)} algorithms x "
-            f"{len(scenario.sizes)} sizes = {cases:,} cases, more than the limit of {MAX_CASES:,} for one "
+            f"{len(scenario.sizes)} sizes = {count:,} cases, more than the limit of {MAX_CASES:,} for one "
             "scenario; use a sweep file (commsim sweep) for large grids"
         )
-    for index, entry in enumerate(scenario.algorithms):
-        check_algorithm(entry.algorithm, entry.params, collective, node, source, ("algorithms", index))
-    check_ranks(topology, scenario.ranks, scenario.root, collective, node, source)
+    entries = [(e.algorithm, e.params, e.label) for e in scenario.algorithms]
+    sizes_at = ("size",) if "size" in data else ("sizes",)
+    cases = file_cases(
+        topology,
+        scenario.collective,
+        entries,
+        scenario.sizes,
+        scenario.ranks,
+        scenario.root,
+        node,
+        source,
+        sizes_at=sizes_at,
+    )
     return LoadedScenario(
         scenario=scenario,
         topology=topology,
-        collective=collective,
-        sizes_nbytes=[parse_size(s) for s in scenario.sizes],
+        collective=cases[0].collective,
+        sizes_nbytes=[case.nbytes for case in cases[: len(scenario.sizes)]],
         source=source,
-        entry_positions=tuple(
-            position(node, ("algorithms", i), source) for i in range(len(scenario.algorithms))
-        ),
+        entry_positions=_entry_positions(node, source, len(scenario.algorithms)),
+        cases=tuple(cases),
     )
 
 

@@ -1,7 +1,9 @@
 """``commsim run`` and ``commsim recommend``: parse, call the API, render.
 
 The decisions live in the API: :func:`commsim.run_file` tells collective
-from training scenarios, :func:`commsim.simulate` runs one case,
+from training scenarios, :func:`commsim.scenario.flags.flag_cases` makes
+the flags' cases (checked as a file's are), :func:`commsim.api.simulate_case`
+runs one,
 :func:`commsim.explain` says what a model chose. Flags that do not apply to
 the input given are refused by name.
 """
@@ -81,9 +83,7 @@ def run(
 ) -> None:
     """Simulate a scenario file, or one built from flags, and print the results."""
     import commsim
-    from commsim.config import MAX_CASES
     from commsim.report.progress import progress_iter
-    from commsim.scenario.cases import check_params
 
     form = choose_format(output_format, json_out, csv_out)
 
@@ -104,20 +104,13 @@ def run(
     else:
         if not topology or not algorithm:
             raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
-        topo = _topology(ctx, topology, gpus=gpus, box=box, nodes=nodes, nic=nic)
-        params = parse_params(param or [])
-        for name in algorithm:
-            check_params(name, params)
-        cases = [(a, s) for a in algorithm for s in size or ["160 MB"]]
-        if len(cases) > MAX_CASES:
-            raise CommsimError(
-                f"{len(cases):,} cases (--algorithm x --size) is more than the limit of {MAX_CASES:,}; "
-                "use a sweep file (commsim sweep)"
-            )
-        results = [
-            commsim.simulate(topo, a, collective, s, verify=verify, params=params) for a, s in progress(cases)
-        ]
-        title = f"{collective} on {results[0].topology}" if results else None
+        from commsim.api import simulate_case
+        from commsim.scenario.flags import flag_cases
+
+        machine = _topology(ctx, topology, gpus=gpus, box=box, nodes=nodes, nic=nic)
+        cases = flag_cases(machine, algorithm, collective, size or ["160 MB"], parse_params(param or []))
+        results = [simulate_case(case, verify=verify) for case in progress(cases)]
+        title = f"{cases[0].collective} on {machine.name}" if cases else None
     if explain:
         _explain(results, to_stderr=form != "table")
     if verify:  # only when asked for explicitly; by default small plans are verified silently
@@ -169,15 +162,16 @@ def _run_training(path: Path, form: str, trace: Path | None) -> None:
         out.print(training_report(run_.steps, title=run_.title))
 
 
-def _topology(ctx: typer.Context, name: str, **builder: object) -> Any:
+def _topology(ctx: typer.Context, name: str, **builder: Any) -> Any:
     """A topology by name with builder options; options a plain name cannot take are refused."""
-    from commsim.topology import BUILDERS, get_topology
+    from commsim.scenario.machine import build_machine
+    from commsim.topology import BUILDERS
 
     if name not in BUILDERS:
         reject_flags(
             ctx, _BUILDER_FLAGS, f"to {name!r}: they are options of builders ({', '.join(BUILDERS)})"
         )
-    return get_topology(name, **{k: v for k, v in builder.items() if v is not None})
+    return build_machine(name, **builder)
 
 
 def _explain(results: list[Result], to_stderr: bool = False) -> None:

@@ -1,131 +1,115 @@
-"""A scenario's cases checked before anything runs, each problem at its line.
+"""A file's cases built before anything runs, each problem at the line of the value that caused it.
 
-The algorithm must implement the collective, its parameters must satisfy
-the algorithm's own ``Params`` model, the ranks must be GPUs of the machine
-and the root one of the ranks. Found here, these carry the file, line and
-column of the value that caused them; found while planning, they would not.
+The cases are :class:`~commsim.scenario.case.Case` models, the same ones
+flags and sweep points make; here their problems (a :class:`CaseError`'s
+fields) are placed in the file: an algorithm's parameters at
+``algorithms.2.params.chunks``, a size at ``sizes.1``, the ranks at ``ranks``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import pydantic
 import yaml
 
-from commsim.collectives import Collective, needs_root
+from commsim.collectives import Collective
 from commsim.errors import CommsimError, ScenarioError
+from commsim.scenario.case import Case, CaseError, Loc, parse_nbytes
 from commsim.topology.model import Topology
-from commsim.yamlio import position, validation_message
+from commsim.yamlio import position
 
-__all__ = ["check_algorithm", "check_override_figures", "check_params", "check_ranks"]
+__all__ = ["check_override_figures", "file_cases", "located"]
+
+_MAX_LINES = 5
 
 
-def check_algorithm(
-    name: str,
-    params: dict[str, Any],
-    collective: Collective,
+def located(
+    exc: CaseError,
+    where: Callable[[Loc], Loc],
     node: yaml.Node | None,
     source: str,
-    loc: tuple[int | str, ...],
-) -> None:
-    """Refuse an algorithm that does not implement ``collective`` or parameters it does not take.
-
-    Parameters
-    ----------
-    name, params : str, dict
-        The entry as written.
-    collective : Collective
-    node : yaml.Node or None
-        The document's node tree, for positions.
-    source : str
-        The file's name.
-    loc : tuple
-        Where the entry stands in the document, e.g. ``("algorithms", 2)``.
-
-    Raises
-    ------
-    ScenarioError
-        ``file:line:col: algorithms.2.algorithm: 'tree' does not implement all_to_all; ...``
-        or ``file:line:col: algorithms.2.params.chunks: must be at least 1, got 0``.
-    """
-    from commsim.algorithms import algorithm_names, get_algorithm
-
-    cls = get_algorithm(name)
-    if collective not in cls.collectives:
-        implements = ", ".join(sorted(c.value for c in cls.collectives))
-        others = [n for n in algorithm_names() if collective in get_algorithm(n).collectives]
-        raise ScenarioError(
-            f"{position(node, (*loc, 'algorithm'), source)}: {'.'.join(map(str, loc))}.algorithm: "
-            f"{name!r} does not implement {collective}; it implements: {implements}. "
-            f"Algorithms for {collective}: {', '.join(others) or '(none)'}"
-        )
-    try:
-        cls.Params.model_validate(params)
-    except pydantic.ValidationError as exc:
-        raise ScenarioError(
-            validation_message(exc, node, source, data=params, model=cls.Params, prefix=(*loc, "params"))
-        ) from None
+    error: type[CommsimError],
+) -> CommsimError:
+    """``exc`` as ``file:line:col: field: message`` lines, its fields placed in the file by ``where``."""
+    lines = []
+    for loc, message in exc.problems[:_MAX_LINES]:
+        in_file = where(loc)
+        lines.append(f"{position(node, in_file, source)}: {'.'.join(map(str, in_file))}: {message}")
+    if len(exc.problems) > _MAX_LINES:
+        lines.append(f"... and {len(exc.problems) - _MAX_LINES} more error(s)")
+    return error("\n".join(lines))
 
 
-def check_ranks(
+def file_cases(
     topology: Topology,
+    collective: str | Collective,
+    entries: Sequence[tuple[str, dict[str, Any], str | None]],
+    sizes: Sequence[str | float],
     ranks: int | Sequence[str] | None,
     root: int,
-    collective: Collective,
     node: yaml.Node | None,
     source: str,
-) -> None:
-    """Refuse ranks that are not GPUs of ``topology`` and a root outside the ranks.
+    *,
+    entries_at: Loc = ("algorithms",),
+    sizes_at: Loc = ("sizes",),
+) -> list[Case]:
+    """Every (entry, size) case of a file, entries outer, each problem at its line.
+
+    Parameters
+    ----------
+    topology : Topology
+        The file's machine, built.
+    collective : str or Collective
+    entries : sequence of (algorithm, params, label)
+        The algorithm entries as written.
+    sizes : sequence
+        The sizes as written.
+    ranks, root
+        As written (root 0 where the file has none).
+    node : yaml.Node or None
+        The file's node tree, for positions.
+    source : str
+        The file's name.
+    entries_at, sizes_at : tuple
+        Where the entries and the sizes stand in the document
+        (``("sync",)``, ``("bucket_sizes",)`` in a training scenario); a
+        ``sizes_at`` of ``("size",)`` is one size given alone.
 
     Raises
     ------
     ScenarioError
-        At the line of ``ranks`` or ``root``.
+        ``file:line:col: algorithms.0.params.chnks: unknown field 'chnks'; valid: order``.
     """
-    from commsim.api import select_ranks
 
-    try:
-        chosen = select_ranks(topology, ranks)
-    except CommsimError as exc:
-        raise ScenarioError(f"{position(node, ('ranks',), source)}: ranks: {exc}") from None
-    if needs_root(collective) and not 0 <= root < len(chosen):
-        raise ScenarioError(
-            f"{position(node, ('root',), source)}: root: {root} is not a rank of the "
-            f"{len(chosen)} taking part; give 0 to {len(chosen) - 1}"
-        )
+    def size_loc(j: int) -> Loc:
+        return sizes_at if sizes_at == ("size",) else (*sizes_at, j)
 
+    nbytes = []
+    for j, size in enumerate(sizes):
+        try:
+            nbytes.append(parse_nbytes(size))
+        except ValueError as exc:
+            problem = CaseError([(size_loc(j), str(exc))])
+            raise located(problem, lambda loc: loc, node, source, ScenarioError) from None
+    cases = []
+    for i, (algorithm, params, label) in enumerate(entries):
 
-def check_params(name: str, params: dict[str, Any], given_as: str = "--param") -> None:
-    """Refuse parameters that algorithm ``name`` does not take, in the user's words.
+        def where(loc: Loc, i: int = i) -> Loc:
+            head, rest = loc[0], loc[1:]
+            if head in ("algorithm", "params", "label"):
+                return (*entries_at, i, head, *rest)
+            return size_loc(0) if head == "nbytes" else loc
 
-    Parameters
-    ----------
-    name : str
-        A registered algorithm.
-    params : dict
-        The parameters as given.
-    given_as : str
-        How the user gave them, for the message (``--param``).
-
-    Raises
-    ------
-    CommsimError
-        ``--param chnks: unknown field 'chnks'; valid: order; did you mean ...``.
-    """
-    from commsim.algorithms import get_algorithm
-    from commsim.scenario.messages import problems
-
-    cls = get_algorithm(name)
-    try:
-        cls.Params.model_validate(params)
-    except pydantic.ValidationError as exc:
-        lines = [
-            f"{given_as} {'.'.join(map(str, loc))} (algorithm {name!r}): {message}"
-            for loc, message in problems(exc, params, cls.Params)
-        ]
-        raise CommsimError("\n".join(lines)) from None
+        fields = {"collective": collective, "algorithm": algorithm, "params": params, "label": label}
+        try:
+            first = Case.of(
+                topology=topology, ranks=ranks, root=root, nbytes=nbytes[0] if nbytes else 1, **fields
+            )
+        except CaseError as exc:
+            raise located(exc, where, node, source, ScenarioError) from None
+        cases += [first.model_copy(update={"nbytes": n}) for n in nbytes]
+    return cases
 
 
 def check_override_figures(overrides: Any, node: yaml.Node | None, source: str) -> None:

@@ -145,10 +145,15 @@ def _one_message(err: Any, fields: list[str] | None) -> str:
     return message[len("Value error, ") :] if message.startswith("Value error, ") else message
 
 
-def problems(exc: pydantic.ValidationError, data: Any, model: Any) -> list[tuple[tuple[int | str, ...], str]]:
-    """``(location, message)`` per value, union members' complaints merged into one."""
+def problems(
+    exc: pydantic.ValidationError | list[Any], data: Any, model: Any
+) -> list[tuple[tuple[int | str, ...], str]]:
+    """``(location, message)`` per value, union members' complaints merged into one.
+
+    ``exc`` is a ValidationError or some of its ``errors()``.
+    """
     grouped: dict[tuple[int | str, ...], list[Any]] = {}
-    for err in exc.errors():
+    for err in exc if isinstance(exc, list) else exc.errors():
         grouped.setdefault(_real_loc(data, tuple(err["loc"])), []).append(err)
     problems = []
     for loc, errors in grouped.items():

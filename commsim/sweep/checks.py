@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from commsim.algorithms import algorithm_names
-from commsim.api import parse_overrides
 from commsim.collectives import get_collective
 from commsim.errors import UnknownNameError
+from commsim.scenario.machine import parse_overrides
 from commsim.sweep.grid import Setting, SpecIssue
 from commsim.topology.builders import BUILDERS
 from commsim.topology.io import shipped_topologies

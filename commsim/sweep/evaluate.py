@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from commsim.api import parse_overrides, simulate
+from commsim.api import simulate
 from commsim.errors import CommsimError
 from commsim.results import Result
+from commsim.scenario.machine import build_machine
 from commsim.topology.model import Topology
-from commsim.topology.resolve import resolve_reference
 from commsim.units import parse_size
 
 if TYPE_CHECKING:
@@ -126,8 +126,5 @@ def topology_for(scenario: dict[str, Any], base_dir: str, cache: dict[str, Topol
     spec = {"topology": scenario["topology"], "overrides": scenario.get("overrides") or {}}
     name = json.dumps(spec, sort_keys=True)
     if name not in cache:
-        topology = resolve_reference(scenario["topology"], Path(base_dir))
-        if spec["overrides"]:
-            topology = topology.with_overrides(parse_overrides(spec["overrides"]))
-        cache[name] = topology
+        cache[name] = build_machine(spec["topology"], spec["overrides"], base=Path(base_dir))
     return cache[name]

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from commsim.api import parse_overrides
 from commsim.collectives import get_collective
+from commsim.scenario.machine import parse_overrides
 from commsim.topology.builders import BUILDERS
 from commsim.units import parse_size
 

@@ -35,7 +35,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 from commsim.collectives import Collective
 from commsim.config import AlgorithmEntry, Overrides, SizeText, build_scenario_topology
 from commsim.errors import CommsimError, ScenarioError, known_name
-from commsim.scenario.cases import check_algorithm, check_override_figures
+from commsim.scenario.cases import check_override_figures, file_cases
 from commsim.topology.builders import BUILDERS
 from commsim.topology.model import Topology
 from commsim.topology.schema import from_file
@@ -308,15 +308,28 @@ def parse_training_scenario(
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
     check_override_figures(data.get("overrides"), node, source)
     scenario = validate_with_lines(TrainingScenario, data, node, source, ScenarioError)
-    for index, entry in enumerate(scenario.sync):  # gradients are all-reduced
-        check_algorithm(entry.algorithm, entry.params, Collective.ALL_REDUCE, node, source, ("sync", index))
+    machines = _machines(scenario, node, source, base or Path.cwd())
+    entries = [(entry.algorithm, entry.params, entry.label) for entry in scenario.sync]
+    for _, machine in machines:  # gradients are all-reduced: the same cases as a collective scenario's
+        file_cases(
+            machine,
+            Collective.ALL_REDUCE,
+            entries,
+            scenario.bucket_sizes[:1],
+            scenario.ranks,
+            0,
+            node,
+            source,
+            entries_at=("sync",),
+            sizes_at=("bucket_sizes",),
+        )
     workload = _workload(scenario, node, source)
     sizes = [parse_size(s) for s in scenario.bucket_sizes]
     _check_steps(scenario, workload, sizes, node, source)
     return LoadedTrainingScenario(
         scenario=scenario,
         workload=workload,
-        machines=_machines(scenario, node, source, base or Path.cwd()),
+        machines=machines,
         bucket_nbytes=sizes,
         optimizer_s=parse_time(scenario.workload.optimizer),
         source=source,

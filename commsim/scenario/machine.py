@@ -1,0 +1,119 @@
+"""A topology reference plus overrides becomes a machine: the one place this happens.
+
+Flags (``--topology ring --gpus 8``), scenario files (``topology:`` and
+``overrides:``), training scenarios (``nodes:`` repeated on a builder) and
+sweep grid points all name a machine the same ways: a shipped name, a
+builder name with its fields, a YAML path, ``{builder: NAME, FIELD: value}``
+or ``{file: PATH}``, or a :class:`~commsim.topology.model.Topology` already
+built; ``overrides`` replace the figures of link kinds or families.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from commsim.errors import AlgorithmError, TopologyError
+from commsim.topology.model import Topology
+from commsim.units import parse_bandwidth, parse_time
+
+__all__ = ["OVERRIDE_FIELDS", "build_machine", "parse_overrides"]
+
+OVERRIDE_FIELDS = ("bandwidth", "latency")
+"""The figures an override of a link kind or family may replace."""
+
+
+def parse_overrides(
+    overrides: Mapping[str, Mapping[str, Any]], *, require_unit: bool = False
+) -> dict[str, tuple[float | None, float | None]]:
+    """``{kind: {bandwidth: "18 GB/s", latency: "0 s"}}`` to SI figures ``{kind: (B/s, s)}``.
+
+    Parameters
+    ----------
+    overrides : mapping
+        Per link kind or family, its new ``bandwidth`` and/or ``latency``.
+    require_unit : bool
+        Refuse plain numbers (as a file's figures must be: 16 is not 16 B/s).
+
+    Raises
+    ------
+    AlgorithmError
+        For a field other than bandwidth and latency.
+    UnitError
+        For a figure that cannot be read.
+    """
+    parsed = {}
+    for kind, figures in overrides.items():
+        unknown = set(figures) - set(OVERRIDE_FIELDS)
+        if unknown:
+            raise AlgorithmError(
+                f"override of {kind!r}: unknown field(s) {sorted(unknown)}; valid: bandwidth, latency"
+            )
+        bandwidth = figures.get("bandwidth")
+        latency = figures.get("latency")
+        parsed[kind] = (
+            parse_bandwidth(bandwidth, require_unit=require_unit) if bandwidth is not None else None,
+            parse_time(latency, require_unit=require_unit) if latency is not None else None,
+        )
+    return parsed
+
+
+def build_machine(
+    ref: str | Topology | Mapping[str, Any],
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    base: Path | None = None,
+    **builder_options: Any,
+) -> Topology:
+    """The machine ``ref`` names, with ``overrides`` applied.
+
+    Parameters
+    ----------
+    ref : str, Topology or mapping
+        A shipped name (``"dgx1_v100"``), a builder name (``"ring"``, with
+        ``gpus=`` in ``builder_options``), a YAML path (relative to
+        ``base``), ``{builder: NAME, FIELD: value ...}``, ``{file: PATH}``
+        (relative to ``base``), or a Topology.
+    overrides : mapping, optional
+        ``{kind or family: {bandwidth: ..., latency: ...}}``.
+    base : Path, optional
+        The directory of the file holding the reference (default: the
+        current directory).
+    **builder_options
+        More builder fields (``gpus=8``, ``nodes=4``); None values are
+        dropped. They win over a builder mapping's own fields.
+
+    Raises
+    ------
+    UnknownNameError
+        If a name is neither shipped nor a builder.
+    TopologyError
+        If the machine cannot be built, or builder options are given for a
+        machine that is already built.
+
+    Examples
+    --------
+    >>> build_machine("ring", {"nvlink": {"bandwidth": "10 GB/s"}}, gpus=4).gpus
+    ['gpu0', 'gpu1', 'gpu2', 'gpu3']
+    """
+    from commsim.topology.resolve import get_topology, resolve_reference
+
+    options = {k: v for k, v in builder_options.items() if v is not None}
+    if isinstance(ref, Topology):
+        if options:
+            raise TopologyError(
+                f"{', '.join(f'{k}={v!r}' for k, v in options.items())}: builder options do not apply "
+                f"to topology {ref.name!r}, which is already built"
+            )
+        machine = ref
+    elif isinstance(ref, str):
+        path = Path(ref)
+        if base is not None and path.suffix in (".yaml", ".yml"):
+            path = base / path
+        machine = get_topology(str(path) if path.suffix in (".yaml", ".yml") else ref, **options)
+    else:
+        machine = resolve_reference(ref, base or Path.cwd(), **options)
+    if overrides:
+        machine = machine.with_overrides(parse_overrides(overrides))
+    return machine

@@ -1,0 +1,160 @@
+"""One Case for flags, files, sweep points and the API: the same value is refused the same way.
+
+Each bad value is given once as ``commsim run`` flags and once in a
+scenario file; both are refused (exit 2) with the same sentence, the flag
+naming itself and the file naming its line. The API names its argument.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import commsim
+from commsim.cli import main
+from commsim.scenario.case import Case, CaseError
+from commsim.scenario.machine import build_machine
+from commsim.sweep import SerialRunner, parse_sweep, read_rows, run_sweep
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """``(exit code, stderr with whitespace folded)`` of ``commsim ARGS``."""
+    old, sys.argv = sys.argv, ["commsim", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        sys.argv = old
+    return code, " ".join(capsys.readouterr().err.split())
+
+
+# (flags after --topology pcie_4gpu_switch, the same case as scenario lines, the flag named,
+#  the file's line:col and field, the sentence both give)
+SAME_REFUSAL = [
+    (
+        ["--algorithm", "ring", "--param", "chnks=2"],
+        "algorithms: [{algorithm: ring, params: {chnks: 2}}]\nsizes: [1 MB]\n",
+        "--param chnks (algorithm 'ring')",
+        "2:48: algorithms.0.params.chnks",
+        "unknown field 'chnks'; valid: order",
+    ),
+    (
+        ["--algorithm", "naive_ring", "--param", "chunks=0"],
+        "algorithms: [{algorithm: naive_ring, params: {chunks: 0}}]\nsizes: [1 MB]\n",
+        "--param chunks (algorithm 'naive_ring')",
+        "2:55: algorithms.0.params.chunks",
+        "must be at least 1, got 0",
+    ),
+    (
+        ["--algorithm", "ring", "--collective", "all_to_all"],
+        "algorithms: [{algorithm: ring}]\nsizes: [1 MB]\ncollective: all_to_all\n",
+        "--algorithm",
+        "2:26: algorithms.0.algorithm",
+        "'ring' does not implement all_to_all; it implements: all_gather, all_reduce, reduce_scatter",
+    ),
+    (
+        ["--algorithm", "rign"],
+        "algorithms: [{algorithm: rign}]\nsizes: [1 MB]\n",
+        "--algorithm",
+        "2:26: algorithms.0.algorithm",
+        "unknown algorithm 'rign'; valid: direct",
+    ),
+    (
+        ["--algorithm", "ring", "--collective", "al_reduce"],
+        "algorithms: [{algorithm: ring}]\nsizes: [1 MB]\ncollective: al_reduce\n",
+        "--collective",
+        "4:13: collective",
+        "unknown collective 'al_reduce'",
+    ),
+    (
+        ["--algorithm", "ring", "--size", "1.5"],
+        "algorithms: [{algorithm: ring}]\nsizes: ['1.5']\n",
+        "--size",
+        "3:9: sizes.0",
+        "size '1.5' is 1.5 bytes, not a whole number of bytes",
+    ),
+    (
+        ["--algorithm", "ring", "--size", "0 B"],
+        "algorithms: [{algorithm: ring}]\nsizes: [1 MB, 0 B]\n",
+        "--size",
+        "3:15: sizes.1",
+        "size '0 B' must be at least 1 byte",
+    ),
+]
+
+
+@pytest.mark.parametrize(("flags", "lines", "flag", "where", "sentence"), SAME_REFUSAL)
+def test_a_case_from_flags_refuses_what_a_file_refuses(
+    flags: list[str],
+    lines: str,
+    flag: str,
+    where: str,
+    sentence: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, err = run_cli(["run", "--topology", "pcie_4gpu_switch", *flags], capsys)
+    assert code == 2
+    assert f"{flag}: {sentence}" in err, err
+    path = tmp_path / "case.yaml"
+    path.write_text("name: x\n" + lines + "topology: pcie_4gpu_switch\n", encoding="utf-8")
+    code, err = run_cli(["run", str(path)], capsys)
+    assert code == 2
+    assert f"{path}:{where}: {sentence}" in err, err
+
+
+def test_the_api_names_its_arguments() -> None:
+    """simulate() refuses through the same Case, naming ``size``, ``params.chunks``, ``root``."""
+    with pytest.raises(CaseError) as info:
+        commsim.simulate("pcie_4gpu_switch", "naive_ring", size=0, params={"chunks": 0})
+    assert [loc for loc, _ in info.value.problems] == [("size",), ("params", "chunks")]
+    assert str(info.value).startswith("size: size 0 must be at least 1 byte")
+    assert "\nparams.chunks: must be at least 1, got 0" in str(info.value)
+    with pytest.raises(CaseError, match=r"^root: 4 is not a rank of the 4 taking part; give 0 to 3$"):
+        commsim.simulate("pcie_4gpu_switch", "tree", "broadcast", "1 MB", root=4)
+
+
+def test_a_case_holds_whole_bytes_and_the_ranks_taking_part() -> None:
+    """'1M' is nccl-tests' 2^20 = 1,048,576 bytes; ranks=3 are the machine's first three GPUs."""
+    machine = build_machine("pcie_4gpu_switch")
+    case = Case.of(topology=machine, ranks=3, collective="allreduce", algorithm="ring", nbytes="1M")
+    assert (case.nbytes, case.ranks, case.collective.value) == (
+        1_048_576,
+        ("gpu0", "gpu1", "gpu2"),
+        "all_reduce",
+    )
+    assert case.with_size("2 KiB").nbytes == 2048 and case.with_size("2 KiB").ranks == case.ranks
+
+
+def test_topology_plus_overrides_is_one_machine_from_every_surface(tmp_path: Path) -> None:
+    """NVLink at 10 GB/s on fully_connected_4: the API, a scenario file and a sweep point agree.
+
+    Halving the bandwidth of the only links the ring uses doubles its
+    bandwidth term, so 20 GB/s is faster than 10 GB/s (the latency term is
+    the same); the three surfaces give the same time to the last bit.
+    """
+    slow = {"nvlink": {"bandwidth": "10 GB/s"}}
+    api = commsim.simulate("fully_connected_4", "ring", size="16 MB", overrides=slow).time_s
+    fast = commsim.simulate(
+        "fully_connected_4", "ring", size="16 MB", overrides={"nvlink": {"bandwidth": "20 GB/s"}}
+    )
+    assert fast.time_s < api
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s\ntopology: fully_connected_4\noverrides: {nvlink: {bandwidth: 10 GB/s}}\n"
+        "sizes: [16 MB]\nalgorithms: [{algorithm: ring}]\n",
+        encoding="utf-8",
+    )
+    (from_file,) = commsim.run_file(path).results
+    sweep = parse_sweep(
+        "topology: fully_connected_4\nalgorithm: ring\nsize: 16 MB\n"
+        "grid: {overrides.nvlink.bandwidth: [10 GB/s]}\n",
+        "s.yaml",
+    )
+    run_sweep(sweep, tmp_path / "rows.csv", runner=SerialRunner())
+    (row,) = read_rows(tmp_path / "rows.csv")
+    assert from_file.time_s == api == row["time_s"]
