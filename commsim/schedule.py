@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -39,10 +39,13 @@ from commsim.collectives import Collective
 from commsim.errors import ScheduleError
 
 __all__ = [
+    "BoxOrbits",
+    "OrbitPattern",
     "PathSpec",
     "RingPattern",
     "Schedule",
     "ScheduleBuilder",
+    "SendPattern",
     "connection_next",
     "default_offsets",
     "pattern_schedule",
@@ -745,10 +748,78 @@ class RingPattern:
         }
 
 
-class _PatternSchedule(Schedule):
-    """A :class:`Schedule` whose per-send columns come from a :class:`RingPattern` when first read."""
+class SendPattern(Protocol):
+    """Sends described compactly (:class:`RingPattern`, or a planner's own), expanded on read."""
 
-    pattern: RingPattern
+    @property
+    def n_ops(self) -> int:
+        """Sends."""
+        ...
+
+    def columns(self) -> dict[str, NDArray[Any]]:
+        """Every per-send column, as :class:`ScheduleBuilder` would store them."""
+        ...
+
+
+@dataclass(frozen=True, eq=False)
+class BoxOrbits:
+    """A schedule's sends grouped into orbits of a rotation of its boxes, one class per orbit.
+
+    Rotating the boxes (box ``k``'s devices onto box ``k+1``'s, in their
+    order; devices outside the boxes stay) maps every send onto another of
+    the same step. A *class* is one orbit: ``weight`` of its sends use the
+    representative path in every box, all of one size, ready at the same
+    time. Classes depend on classes (``dep_ptr``/``deps``, CSR), including
+    the order of sends on a connection. The engine replays the classes
+    (:mod:`commsim.engine.orbits`) when the topology and its routes are
+    symmetric under the rotation, else the sends.
+
+    Attributes
+    ----------
+    grid : int array (K, m)
+        Device indices: ``grid[k, i]`` is position i of box k; the rotation
+        maps it to ``grid[(k+1) % K, i]``.
+    path : int array
+        Per class: path spec index of its representative send.
+    nbytes : float array
+        Per class: bytes of each of its sends.
+    reduce : bool array
+        Per class: whether its sends reduce at the receiver.
+    dst : int array
+        Per class: device index of the representative send's receiver.
+    weight : int array
+        Per class: its sends on the representative path (side by side, on
+        different channels).
+    dep_ptr, deps : int arrays
+        CSR: the classes each class waits for.
+    """
+
+    grid: IntArray
+    path: IntArray
+    nbytes: NDArray[np.float64]
+    reduce: NDArray[np.bool_]
+    dst: IntArray
+    weight: IntArray
+    dep_ptr: IntArray
+    deps: IntArray
+
+
+class OrbitPattern(SendPattern, Protocol):
+    """A :class:`SendPattern` whose sends also come as :class:`BoxOrbits`."""
+
+    def orbits(self) -> BoxOrbits:
+        """The classes of sends."""
+        ...
+
+    def op_classes(self) -> IntArray:
+        """Per send (op order of :meth:`columns`): its class in :meth:`orbits`."""
+        ...
+
+
+class _PatternSchedule(Schedule):
+    """A :class:`Schedule` whose per-send columns come from a :class:`SendPattern` when first read."""
+
+    pattern: SendPattern
 
     @property
     def n_ops(self) -> int:
@@ -775,7 +846,7 @@ def _rebuild_pattern_schedule(fields: dict[str, Any]) -> _PatternSchedule:
     return schedule
 
 
-def pattern_schedule(builder: ScheduleBuilder, pattern: RingPattern) -> Schedule:
+def pattern_schedule(builder: ScheduleBuilder, pattern: SendPattern) -> Schedule:
     """A schedule of ``builder``'s chunks, devices and paths whose sends are ``pattern``'s.
 
     It holds a few arrays per lane instead of several per send; reading a

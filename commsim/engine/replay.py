@@ -173,13 +173,15 @@ class _Replay:
         topology: Topology,
         recorder: Recorder | None = None,
         sharing: SharingPolicy | None = None,
+        routes: _Routes | None = None,
     ) -> None:
         self.env = simpy.Environment()
         self.recorder = recorder
         self.sharing: SharingPolicy = sharing or MaxMinFair()
         self.s = schedule
         n_ops, n_links = schedule.n_ops, len(topology.links)
-        self.routes = _resolve_paths(schedule, topology)
+        # routes of the schedule's paths: found here, or given (flow groups on their own routes)
+        self.routes = routes if routes is not None else _resolve_paths(schedule, topology)
         self.path_latency = self.routes.path_latency
         self.op_ptr, self.op_links = expand_rows(
             self.routes.path_ptr, self.routes.path_links, schedule.op_path
@@ -556,15 +558,23 @@ def replay(
         If a send's route does not exist (a missing link, or no path over
         the link kinds the algorithm allowed).
     """
-    if recorder is None and "pattern" in schedule.__dict__:  # a ring described by its steps
-        from commsim.engine.steps import replay_steps
-
-        routes = _resolve_paths(schedule, topology)
-        rates = _reduce_rates(schedule, topology)
-        record = replay_steps(schedule, topology, sharing or MaxMinFair(), routes, rates)
+    if recorder is None and "pattern" in schedule.__dict__:  # sends described compactly
+        record = _replay_pattern(schedule, topology, sharing or MaxMinFair())
         if record is not None:
             return record
     state = _Replay(schedule, topology, recorder, sharing)
     state.env.process(state.run())
     state.env.run()
     return state.record()
+
+
+def _replay_pattern(schedule: Schedule, topology: Topology, sharing: SharingPolicy) -> ReplayRecord | None:
+    """A ring's steps as flow groups, or a schedule's box orbits as flow groups; None: replay the sends."""
+    routes = _resolve_paths(schedule, topology)
+    if hasattr(schedule.__dict__["pattern"], "orbits"):  # symmetric under a rotation of the boxes
+        from commsim.engine.orbits import replay_orbits
+
+        return replay_orbits(schedule, topology, sharing, routes)
+    from commsim.engine.steps import replay_steps
+
+    return replay_steps(schedule, topology, sharing, routes, _reduce_rates(schedule, topology))

@@ -1,0 +1,327 @@
+"""Replay a schedule that rotating the boxes maps onto itself: one flow group per orbit of sends.
+
+A schedule with :class:`~commsim.schedule.BoxOrbits` (hierarchical
+all-reduce on many boxes) says which sends the rotation of its boxes maps
+onto each other. When the machine is symmetric too (the rotation maps every
+link onto a link of the same bandwidth, latency and kind, every device onto
+one of the same kind and reduction bandwidth, and every send's routes onto
+the routes of its image), the per-send replay (:mod:`commsim.engine.replay`)
+treats the sends of one orbit alike: the max-min solution is unique, so it
+gives them the same rate, and they start, end and complete together. This
+module replays one flow group per orbit instead, on one representative of
+every orbit of links: a group crossing a link stands for the ``weight``
+sends of its orbit that cross that link (duplicate entries in the
+max-min solve, which counts users per entry). Rates, times and link
+figures are those of the per-send replay up to rounding (the solve sees
+the flows of all boxes joined, so a link within 1e-12 of another's fair
+share may fill with it; the replay's tolerance). Per-send times and busy
+intervals are made from the groups' when read. A machine or routes that
+are not symmetric return None: the caller replays the sends.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from commsim.engine.arrays import expand_rows
+from commsim.engine.fairshare import SharingPolicy
+from commsim.engine.replay import ReplayRecord, _Replay, _Routes
+from commsim.schedule import BoxOrbits, PathSpec, Schedule
+
+if TYPE_CHECKING:  # the engine needs a topology's methods, not the package (YAML, schema)
+    from commsim.topology.model import Topology
+
+__all__ = ["OrbitRecord", "replay_orbits"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+_PER_SEND = frozenset(
+    {
+        "op_ready_s",
+        "op_data_start_s",
+        "op_end_s",
+        "op_links_ptr",
+        "op_links",
+        "interval_link",
+        "interval_start_s",
+        "interval_end_s",
+    }
+)
+
+
+class _Rotation:
+    """The rotation of a topology's boxes as index maps of its devices and links."""
+
+    def __init__(self, topology: Topology, boxes: list[list[int]]) -> None:
+        self.topology, self.K = topology, len(boxes)
+        self.index = {d.name: j for j, d in enumerate(topology.devices)}
+        n_dev = len(topology.devices)
+        self.box_of = np.full(n_dev, -1, np.int64)  # position of the device's box in the rotation
+        self.local = np.zeros(n_dev, np.int64)
+        width = min(map(len, boxes))
+        self.box_dev = np.array([box[:width] for box in boxes], dtype=np.int64)
+        for k, box in enumerate(self.box_dev):
+            self.box_of[box], self.local[box] = k, np.arange(width)
+        self.link_src = np.array([self.index[link.src] for link in topology.links], dtype=np.int64)
+        self.link_dst = np.array([self.index[link.dst] for link in topology.links], dtype=np.int64)
+        self.link_image = np.empty(0, np.int64)  # every link moved one box on (set once checked)
+
+    def devices(self, shift: IntArray | int, devices: IntArray) -> IntArray:
+        """Devices moved ``shift`` boxes on (devices outside the rotated boxes stay)."""
+        box = self.box_of[devices]
+        inside = box >= 0
+        moved = self.box_dev[(np.where(inside, box, 0) + shift) % self.K, self.local[devices]]
+        return np.where(inside, moved, devices)
+
+    def links(self, shift: IntArray | int) -> IntArray | None:
+        """Every link moved ``shift`` boxes on, or None if one has no image."""
+        topology = self.topology
+        src = self.devices(shift, self.link_src).tolist()
+        dst = self.devices(shift, self.link_dst).tolist()
+        names = [d.name for d in topology.devices]
+        image = np.empty(len(src), np.int64)
+        for j, (a, b) in enumerate(zip(src, dst)):
+            if not topology.has_link(names[a], names[b]):
+                return None
+            image[j] = topology.link(names[a], names[b]).index
+        return image
+
+
+def _rotation(topology: Topology, schedule: Schedule, grid: IntArray) -> _Rotation | None:
+    """The rotation of the boxes of ``grid`` (box k onto k+1), if it maps the machine onto itself."""
+    names = [schedule.devices[d] for d in grid.reshape(-1).tolist()]
+    if not all(topology.has_device(n) for n in names):
+        return None
+    box_ids = [topology.device(schedule.devices[int(row[0])]).box for row in grid]
+    if len(set(box_ids)) != len(box_ids) or any(
+        topology.device(schedule.devices[int(d)]).box != b for row, b in zip(grid, box_ids) for d in row
+    ):
+        return None
+    members: dict[int, list[int]] = {b: [] for b in box_ids}
+    for j, device in enumerate(topology.devices):
+        if device.box in members:
+            members[device.box].append(j)
+    rotation = _Rotation(topology, [members[b] for b in box_ids])
+    index = rotation.index
+    grid_dev = np.array([index[n] for n in names], dtype=np.int64).reshape(grid.shape)
+    if not np.array_equal(rotation.devices(1, grid_dev), np.roll(grid_dev, -1, axis=0)):
+        return None
+    return rotation if _symmetric(topology, rotation) else None
+
+
+def _symmetric(topology: Topology, rotation: _Rotation) -> bool:
+    """Whether the rotation keeps every device's kind and reduction bandwidth and every link's figures."""
+    devices = topology.devices
+    image = rotation.devices(1, np.arange(len(devices))).tolist()
+    for device, j in zip(devices, image):
+        other = devices[j]
+        if (device.kind, device.reduce_bandwidth_Bps) != (other.kind, other.reduce_bandwidth_Bps):
+            return False
+    links = rotation.links(1)
+    if links is None:
+        return False
+    rotation.link_image = links
+    figures = [(link.kind, link.bandwidth_Bps, link.latency_s) for link in topology.links]
+    return all(figures[i] == figures[j] for i, j in enumerate(links.tolist()))
+
+
+def _equivariant_routes(schedule: Schedule, routes: _Routes, rotation: _Rotation) -> bool:
+    """Whether every path spec's routes, rotated, are the routes of its rotated spec."""
+    names = [d.name for d in rotation.topology.devices]
+    index, spec_index = rotation.index, {spec: p for p, spec in enumerate(schedule.paths)}
+    link_image = rotation.link_image.tolist()
+    ptr, links, route_ptr = (
+        routes.route_ptr.tolist(),
+        routes.route_links.tolist(),
+        routes.path_route_ptr.tolist(),
+    )
+
+    def route_set(p: int, image: list[int] | None) -> list[tuple[int, ...]]:
+        rows = [links[ptr[r] : ptr[r + 1]] for r in range(route_ptr[p], route_ptr[p + 1])]
+        return sorted(tuple(image[x] for x in row) if image else tuple(row) for row in rows)
+
+    for p, spec in enumerate(schedule.paths):
+        ends = rotation.devices(1, np.array([index[spec.src], index[spec.dst]], dtype=np.int64)).tolist()
+        via = (
+            None
+            if spec.via is None
+            else tuple(
+                names[d]
+                for d in rotation.devices(1, np.array([index[v] for v in spec.via], np.int64)).tolist()
+            )
+        )
+        q = spec_index.get(PathSpec(names[ends[0]], names[ends[1]], spec.kinds, via))
+        if q is None or route_set(p, link_image) != route_set(q, None):
+            return False
+    return True
+
+
+def _link_orbits(rotation: _Rotation) -> tuple[IntArray, NDArray[np.bool_]]:
+    """Every link's representative (the link moved back to the first box), and whether it moves.
+
+    A link between two devices outside the boxes stays where it is: it is its own orbit.
+    """
+    src_box, dst_box = rotation.box_of[rotation.link_src], rotation.box_of[rotation.link_dst]
+    shift = np.where(src_box >= 0, src_box, dst_box)
+    moved = shift >= 0
+    back = -np.maximum(shift, 0)
+    src = rotation.devices(back, rotation.link_src).tolist()
+    dst = rotation.devices(back, rotation.link_dst).tolist()
+    topology = rotation.topology
+    names = [d.name for d in topology.devices]
+    rep = np.arange(len(topology.links), dtype=np.int64)
+    for j in np.flatnonzero(moved).tolist():
+        rep[j] = topology.link(names[src[j]], names[dst[j]]).index
+    return rep, moved
+
+
+def _group_routes(orbits: BoxOrbits, routes: _Routes, rep: IntArray) -> tuple[_Routes, IntArray]:
+    """Routes of the flow groups (one per path and weight) on representative links; each class's group.
+
+    A group crosses each representative link once per send of its orbit in
+    the first box: ``weight`` times per link of its route.
+    """
+    base = int(orbits.weight.max()) + 1
+    distinct, group = np.unique(orbits.path * base + orbits.weight, return_inverse=True)
+    route_rows: list[IntArray] = []
+    counts, latency, unions = [], [], []
+    for key in distinct.tolist():
+        p, weight = divmod(key, base)
+        lo, hi = int(routes.path_route_ptr[p]), int(routes.path_route_ptr[p + 1])
+        for r in range(lo, hi):
+            links = routes.route_links[routes.route_ptr[r] : routes.route_ptr[r + 1]]
+            route_rows.append(np.repeat(rep[links], weight))
+        counts.append(hi - lo)
+        latency.append(float(routes.path_latency[p]))
+        unions.append(np.unique(rep[routes.path_links[routes.path_ptr[p] : routes.path_ptr[p + 1]]]))
+    route_ptr, route_links = _csr(route_rows)
+    path_route_ptr = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=path_route_ptr[1:])
+    path_ptr, path_links = _csr(unions)
+    grouped = _Routes(
+        route_ptr,
+        route_links,
+        path_route_ptr,
+        np.arange(route_ptr.size - 1, dtype=np.int64),
+        np.array(latency),
+        path_ptr,
+        path_links,
+    )
+    return grouped, group.reshape(-1).astype(np.int64)
+
+
+def _csr(rows: list[IntArray]) -> tuple[IntArray, IntArray]:
+    ptr = np.zeros(len(rows) + 1, np.int64)
+    np.cumsum([row.size for row in rows], out=ptr[1:])
+    return ptr, (np.concatenate(rows) if rows else np.empty(0, np.int64)).astype(np.int64)
+
+
+def _class_schedule(schedule: Schedule, orbits: BoxOrbits, group: IntArray) -> Schedule:
+    """The classes as a schedule of one send each, every one on its own connection."""
+    n = orbits.path.size
+    return Schedule(
+        collective=schedule.collective,
+        nbytes=schedule.nbytes,
+        ranks=schedule.ranks,
+        devices=schedule.devices,
+        root=None,
+        chunk_nbytes=orbits.nbytes,
+        chunk_owner=np.full(n, -1, np.int64),
+        chunk_target=np.full(n, -1, np.int64),
+        op_src=np.zeros(n, np.int64),
+        op_dst=orbits.dst,
+        op_chunk=np.arange(n, dtype=np.int64),
+        op_reduce=orbits.reduce,
+        op_path=group,
+        op_step=np.zeros(n, np.int64),
+        dep_indptr=orbits.dep_ptr,
+        dep_indices=orbits.deps,
+        paths=(),
+        chunk_offset=np.zeros(n),
+        op_channel=np.arange(n, dtype=np.int64),  # the classes' order is in their dependencies
+    )
+
+
+def replay_orbits(
+    schedule: Schedule, topology: Topology, sharing: SharingPolicy, routes: _Routes
+) -> OrbitRecord | None:
+    """The :class:`ReplayRecord` of a schedule with box orbits, replayed by orbit; None if not symmetric.
+
+    ``routes`` is the replay's ``_Routes`` of the schedule's path specs.
+    """
+    pattern = schedule.__dict__["pattern"]
+    orbits: BoxOrbits = pattern.orbits()
+    rotation = _rotation(topology, schedule, orbits.grid)
+    if rotation is None or not _equivariant_routes(schedule, routes, rotation):
+        return None
+    rep, moved = _link_orbits(rotation)
+    used = routes.path_links[
+        np.concatenate(
+            [np.arange(routes.path_ptr[p], routes.path_ptr[p + 1]) for p in np.unique(orbits.path).tolist()]
+        )
+    ]
+    if not moved[used].all():  # a link outside the boxes, shared by a whole orbit: not a group
+        return None
+    grouped, group = _group_routes(orbits, routes, rep)
+    state = _Replay(_class_schedule(schedule, orbits, group), topology, sharing=sharing, routes=grouped)
+    state.env.process(state.run())
+    state.env.run()
+    classes = state.record()
+    record = object.__new__(OrbitRecord)
+    fields = {
+        "makespan_s": classes.makespan_s,
+        "link_bytes": classes.link_bytes[rep],
+        "link_busy_s": classes.link_busy_s[rep],
+        "_orbits": (schedule, classes, rotation, routes),
+    }
+    for key, value in fields.items():
+        object.__setattr__(record, key, value)
+    return record
+
+
+class OrbitRecord(ReplayRecord):
+    """A :class:`ReplayRecord` of a schedule replayed by orbit; its per-send arrays are made when read."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _PER_SEND and "_orbits" in self.__dict__:
+            for key, value in _per_send(*self.__dict__["_orbits"]).items():
+                object.__setattr__(self, key, value)
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+
+def _per_send(
+    schedule: Schedule, classes: ReplayRecord, rotation: _Rotation, routes: _Routes
+) -> dict[str, NDArray[Any]]:
+    """Per-send times from their classes', and every link of an orbit busy when its representative is."""
+    op_class = schedule.__dict__["pattern"].op_classes()
+    ptr, links = expand_rows(routes.path_ptr, routes.path_links, schedule.op_path)
+    # the representative's intervals, once per link of its orbit (K images, or the link itself)
+    rep_link = classes.interval_link
+    images = [rep_link]
+    current = rep_link
+    moving = rotation.box_of[rotation.link_src[rep_link]] >= 0
+    moving |= rotation.box_of[rotation.link_dst[rep_link]] >= 0
+    for _ in range(rotation.K - 1):
+        current = rotation.link_image[current]
+        images.append(np.where(moving, current, -1))
+    link = np.stack(images, axis=1)
+    keep = link >= 0
+    start = np.broadcast_to(classes.interval_start_s[:, None], link.shape)[keep]
+    end = np.broadcast_to(classes.interval_end_s[:, None], link.shape)[keep]
+    link = link[keep]
+    order = np.lexsort((link, end))
+    return {
+        "op_ready_s": classes.op_ready_s[op_class],
+        "op_data_start_s": classes.op_data_start_s[op_class],
+        "op_end_s": classes.op_end_s[op_class],
+        "op_links_ptr": ptr,
+        "op_links": links,
+        "interval_link": link[order],
+        "interval_start_s": start[order],
+        "interval_end_s": end[order],
+    }
