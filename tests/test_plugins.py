@@ -8,12 +8,23 @@ its backends with a loopback plugin).
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from commsim.algorithms import ENTRY_POINT_GROUP, Algorithm, Problem, algorithm_names, get_algorithm, registry
+import commsim.algorithms
+from commsim.algorithms import (
+    BUILT_IN,
+    ENTRY_POINT_GROUP,
+    Algorithm,
+    Problem,
+    algorithm_names,
+    get_algorithm,
+    registry,
+)
 from commsim.collectives import Collective
 from commsim.engine import replay
 from commsim.errors import AlgorithmError
@@ -100,11 +111,24 @@ def test_plugins_do_not_leak(install_plugins: Install) -> None:
     ],
 )
 def test_broken_plugin_is_an_algorithm_error(install_plugins: Install, target: str, message: str) -> None:
-    """A plugin that cannot be loaded gives an AlgorithmError naming the entry point."""
-    install_plugins({"broken": target})
+    """A plugin that cannot be loaded gives an AlgorithmError naming the entry point.
+
+    It is reported by every lookup whose answer could depend on it: listing
+    the names, and any name that is not built in (here another plugin's,
+    ``nccl``'s, and a misspelt one). A built-in name imports only its own
+    module and does not read the entry points (start-up time): its answer
+    cannot depend on a plugin, which may not take a built-in name
+    (``test_plugin_cannot_take_a_built_in_name``).
+    """
+    install_plugins({"broken": target, "test_plugin_direct": "commsim_test_plugin:DirectAllReduce"})
     with pytest.raises(AlgorithmError) as info:
-        get_algorithm("ring")
+        algorithm_names()
     assert str(info.value).startswith(message)
+    for name in ("test_plugin_direct", "nccl", "rnig"):  # every lookup, not only the first
+        with pytest.raises(AlgorithmError) as info:
+            get_algorithm(name)
+        assert str(info.value).startswith(message)
+    assert get_algorithm("ring").__qualname__ == "Ring"
 
 
 def test_plugin_cannot_take_a_built_in_name(install_plugins: Install) -> None:
@@ -112,3 +136,19 @@ def test_plugin_cannot_take_a_built_in_name(install_plugins: Install) -> None:
     install_plugins({"impostor": "commsim_test_plugin:Impostor"})
     with pytest.raises(AlgorithmError, match="algorithm name 'ring' is taken by Ring"):
         algorithm_names()
+
+
+def test_every_built_in_algorithm_is_listed_for_lazy_import() -> None:
+    """``BUILT_IN`` names exactly the named Algorithm classes defined in ``commsim/algorithms/``.
+
+    A family added without its line there could not be found by name (its
+    module is imported only through that table).
+    """
+    defined = {}
+    for info in pkgutil.iter_modules(commsim.algorithms.__path__):
+        module = importlib.import_module(f"commsim.algorithms.{info.name}")
+        for value in vars(module).values():
+            own = isinstance(value, type) and value.__module__ == module.__name__
+            if own and issubclass(value, Algorithm) and value.name:
+                defined[value.name] = f"{module.__name__}:{value.__qualname__}"
+    assert defined == BUILT_IN

@@ -1,19 +1,12 @@
-"""Collective algorithms: each plans a Schedule; a registry finds them by name."""
+"""Collective algorithms: each plans a Schedule; a registry finds them by name.
 
-from commsim.algorithms import (  # noqa: F401  (registers built-ins)
-    direct,
-    halving_doubling,
-    hierarchical,
-    hybrid,
-    multi_machine_ps,
-    multi_ring,
-    parameter_server,
-    ring,
-    tree,
-    tree_packing,
-)
+Each family's module is imported when one of its names is first looked up
+(:data:`~commsim.algorithms.registry.BUILT_IN`), not by importing this package.
+"""
+
 from commsim.algorithms.base import Algorithm, NoParams, Params, Problem
 from commsim.algorithms.registry import (
+    BUILT_IN,
     ENTRY_POINT_GROUP,
     algorithm_names,
     get_algorithm,
@@ -22,6 +15,7 @@ from commsim.algorithms.registry import (
 )
 
 __all__ = [
+    "BUILT_IN",
     "ENTRY_POINT_GROUP",
     "Algorithm",
     "NoParams",

@@ -1,10 +1,13 @@
 """The ``commsim`` command: parses arguments, calls the Python API, renders.
 
 One module per family of commands (:mod:`.run`, :mod:`.catalogue`,
-:mod:`.plot`, :mod:`.sweep`, :mod:`.calibrate`); :mod:`.console` holds the
-two consoles (results on stdout, messages on stderr) and :mod:`.options` what
-the commands share. Heavy modules (numpy, networkx, pydantic, the engine)
-are imported inside the commands, so ``commsim --help`` starts fast.
+:mod:`.plot`, :mod:`.sweep`, :mod:`.calibrate`, :mod:`.export`);
+:mod:`.console` holds the two consoles (results on stdout, messages on
+stderr) and :mod:`.options` what the commands share. A command's module is
+imported only when that command runs or shows its own help (``commsim
+--help`` lists every command from :data:`COMMANDS`), and heavy modules
+(numpy, pydantic, the engine) are imported inside the commands, so start-up
+pays only for the command run.
 
 Results go to stdout; errors to stderr as one ``error: ...`` message with
 exit code 2 (bad input) and no traceback.
@@ -12,23 +15,134 @@ exit code 2 (bad input) and no traceback.
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 import typer
+import typer.core
+import typer.main
 
-from commsim.cli.calibrate import calibrate, validate
-from commsim.cli.catalogue import algos, gpus, topo_app
 from commsim.cli.console import err, error
-from commsim.cli.export import export_app
-from commsim.cli.plot import plot_app
-from commsim.cli.run import recommend, run
-from commsim.cli.sweep import measure, sweep
 from commsim.errors import CommsimError
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "sweep": (
+        "commsim.cli.sweep:sweep",
+        "Run every scenario of a sweep file's grid and write one row per scenario.",
+    ),
+    "measure": (
+        "commsim.cli.sweep:measure",
+        "Run nccl-tests on this machine and keep the logs for 'commsim calibrate'.",
+    ),
+    "run": (
+        "commsim.cli.run:run",
+        "Simulate a scenario file, or one built from flags, and print the results.",
+    ),
+    "validate": (
+        "commsim.cli.calibrate:validate",
+        "Compare a real nccl-tests log with the NCCL model's prediction for every size.",
+    ),
+    "calibrate": (
+        "commsim.cli.calibrate:calibrate",
+        "Fit the NCCL model's physical parameters to logs and write a calibrated topology.",
+    ),
+    "recommend": (
+        "commsim.cli.run:recommend",
+        "Rank every applicable algorithm for one case and say why the winner wins.",
+    ),
+    "gpus": (
+        "commsim.cli.catalogue:gpus",
+        "List the GPU catalogue (links, host interface, boards), or resolve one printed name.",
+    ),
+    "algos": (
+        "commsim.cli.catalogue:algos",
+        "List the registered algorithms and the collectives each implements.",
+    ),
+    "topo": ("commsim.cli.catalogue:topo_app", "List, show and describe machine topologies."),
+    "plot": (
+        "commsim.cli.plot:plot_app",
+        "Draw bandwidth curves, link timelines, utilisation heat maps and machines (PNG, SVG, PDF).",
+    ),
+    "export": (
+        "commsim.cli.export:export_app",
+        "Write MSCCL algorithms, NCCL tuner rules and ASTRA-sim networks from commsim's plans and models.",
+    ),
+}
+"""Command name -> (``module:function`` or ``module:typer_app``, the first line of its help).
+
+The help line is what ``commsim --help`` lists without importing the
+command's module; a test checks it against the command's own docstring.
+"""
+
+
+class _LazyGroup(typer.core.TyperGroup):
+    """The top-level group: each command is built from its module on first use.
+
+    Until then ``commands`` holds a stand-in carrying the command's name and
+    help line, which is all the group's own help (and click's "did you mean")
+    reads; :meth:`format_help` lists the stand-ins without loading anything.
+    """
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self._listing = False
+        for name, (_, help_line) in COMMANDS.items():
+            self.commands.setdefault(name, _StandIn(name, help=help_line))
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = self.commands.get(cmd_name)
+        if isinstance(command, _StandIn) and not self._listing:
+            command = self.commands[cmd_name] = _load(cmd_name)
+        return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        with self._list_only():
+            super().format_help(ctx, formatter)
+
+    @contextmanager
+    def _list_only(self) -> Iterator[None]:
+        self._listing = True
+        try:
+            yield
+        finally:
+            self._listing = False
+
+
+class _StandIn(typer.core.TyperCommand):
+    """A command not loaded yet: its name and help line, for listing."""
+
+
+def _load(name: str) -> Any:
+    """Build command ``name`` from its module as ``app.command`` / ``app.add_typer`` would have."""
+    module_name, _, attribute = COMMANDS[name][0].partition(":")
+    target = getattr(importlib.import_module(module_name), attribute)
+    holder = typer.Typer()
+    if isinstance(target, typer.Typer):
+        holder.add_typer(target, name=name)
+        command: Any = typer.main.get_group_from_info(
+            holder.registered_groups[0],
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode,
+            suggest_commands=app.suggest_commands,
+        )
+    else:
+        holder.command(name)(target)
+        command = typer.main.get_command_from_info(
+            holder.registered_commands[0],
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=app.rich_markup_mode,
+        )
+    _click_metavars(command)
+    return command
+
 
 app = typer.Typer(
+    cls=_LazyGroup,
     pretty_exceptions_enable=False,
     add_completion=False,
     no_args_is_help=True,
@@ -53,18 +167,6 @@ def _main_options(
     """Predict and explain the time of collective communication on GPU machines."""
 
 
-app.command("sweep")(sweep)
-app.command("measure")(measure)
-app.command("run")(run)
-app.command("validate")(validate)
-app.command("calibrate")(calibrate)
-app.command("recommend")(recommend)
-app.command("gpus")(gpus)
-app.command("algos")(algos)
-app.add_typer(topo_app, name="topo")
-app.add_typer(plot_app, name="plot")
-app.add_typer(export_app, name="export")
-
 _METAVARS = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "Path": "PATH", "bool": "BOOLEAN"}
 
 
@@ -85,7 +187,8 @@ def _metavar(param: Any) -> str | None:
 def _click_metavars(command: Any) -> None:
     """Give every option of every command click's metavars (``TEXT``, ``INTEGER``, ``PATH``)."""
     for sub in getattr(command, "commands", {}).values():
-        _click_metavars(sub)
+        if not isinstance(sub, _StandIn):  # done by _load
+            _click_metavars(sub)
     for param in command.params:
         if param.metavar is None:
             metavar = _metavar(param)

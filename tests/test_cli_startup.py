@@ -1,0 +1,95 @@
+"""Start-up of the command line: a command loads its own module, and ``--help`` loads none.
+
+The speed itself is measured by ``benchmarks/startup.py`` (not a timed
+test); these tests check the structure that makes it fast, in fresh
+processes: which modules a command imports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from commsim.cli import COMMANDS, _load, main
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMAND_MODULES = {target.partition(":")[0] for target, _ in COMMANDS.values()}
+
+PROBE = """
+import json, sys
+from commsim.cli import main
+sys.argv = ["commsim", *json.loads(sys.argv[1])]
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+print("\\nMODULES " + json.dumps(sorted(sys.modules)))
+"""
+
+
+def fresh(*args: str) -> tuple[str, set[str]]:
+    """``(stdout, modules imported)`` of ``commsim ARGS`` in a fresh interpreter."""
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text, _, modules = proc.stdout.rpartition("\nMODULES ")
+    return text, set(json.loads(modules))
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_listed_help_line_is_the_commands_own(name: str) -> None:
+    """``commsim --help`` lists each command with the first line of the help the command itself shows."""
+    command = _load(name)
+    assert command.name == name
+    assert (command.help or "").strip().splitlines()[0] == COMMANDS[name][1]
+
+
+def test_help_lists_every_command_and_imports_none() -> None:
+    """The top-level help names every command with its help line, from the table alone."""
+    text, modules = fresh("--help")
+    for name, (_, help_line) in COMMANDS.items():
+        assert any(line.split()[1:2] == [name] and help_line[:60] in line for line in text.splitlines()), name
+    assert not modules & COMMAND_MODULES
+
+
+def test_run_imports_only_what_it_runs() -> None:
+    """An 8-GPU ring run loads its command's module, its algorithm's module, and no other.
+
+    Not loaded: the other commands' modules, the other algorithm families,
+    the NCCL plugin (so the entry points were not read), the scenario schema
+    (``commsim.config``), plotting and graph libraries.
+    """
+    text, modules = fresh("run", "--topology", "ring", "--gpus", "8", "--algorithm", "ring", "--size", "1G")
+    assert "all_reduce on ring_8" in text and "1 GiB" in text
+    assert modules & COMMAND_MODULES == {"commsim.cli.run"}
+    families = {m for m in modules if m.startswith("commsim.algorithms.")}
+    assert families - {"commsim.algorithms.base", "commsim.algorithms.registry"} == {
+        "commsim.algorithms.ring"
+    }
+    assert not modules & {"commsim.nccl", "commsim.config", "matplotlib", "networkx", "scipy"}
+
+
+def test_a_misspelt_command_is_refused_with_the_nearest_name(capsys: pytest.CaptureFixture[str]) -> None:
+    """click's "did you mean" still sees every command before any is loaded."""
+    old = sys.argv
+    sys.argv = ["commsim", "rnu"]
+    try:
+        with pytest.raises(SystemExit) as info:
+            main()
+    finally:
+        sys.argv = old
+    assert info.value.code == 2
+    assert "Did you mean 'run'?" in capsys.readouterr().err
