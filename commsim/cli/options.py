@@ -69,10 +69,10 @@ def parse_params(items: Iterable[str]) -> dict[str, Any]:
         Naming the ``--param`` that is not ``KEY=VALUE``, is given twice, or
         whose value is not readable YAML.
     """
-    from commsim.yamlio import read_yaml
-
     params: dict[str, Any] = {}
     for item in items:
+        from commsim.yamlio import read_yaml  # PyYAML only once a --param is given
+
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
