@@ -68,6 +68,8 @@ class _Rotation:
             self.box_of[box], self.local[box] = k, np.arange(width)
         self.link_src = np.array([self.index[link.src] for link in topology.links], dtype=np.int64)
         self.link_dst = np.array([self.index[link.dst] for link in topology.links], dtype=np.int64)
+        pairs = zip(self.link_src.tolist(), self.link_dst.tolist())
+        self.link_index = {pair: j for j, pair in enumerate(pairs)}  # (src, dst) -> link
         self.link_image = np.empty(0, np.int64)  # every link moved one box on (set once checked)
 
     def devices(self, shift: IntArray | int, devices: IntArray) -> IntArray:
@@ -79,16 +81,10 @@ class _Rotation:
 
     def links(self, shift: IntArray | int) -> IntArray | None:
         """Every link moved ``shift`` boxes on, or None if one has no image."""
-        topology = self.topology
         src = self.devices(shift, self.link_src).tolist()
         dst = self.devices(shift, self.link_dst).tolist()
-        names = [d.name for d in topology.devices]
-        image = np.empty(len(src), np.int64)
-        for j, (a, b) in enumerate(zip(src, dst)):
-            if not topology.has_link(names[a], names[b]):
-                return None
-            image[j] = topology.link(names[a], names[b]).index
-        return image
+        image = [self.link_index.get(pair, -1) for pair in zip(src, dst)]
+        return None if -1 in image else np.array(image, dtype=np.int64)
 
 
 def _rotation(topology: Topology, schedule: Schedule, grid: IntArray) -> _Rotation | None:
@@ -144,17 +140,16 @@ def _equivariant_routes(schedule: Schedule, routes: _Routes, rotation: _Rotation
         rows = [links[ptr[r] : ptr[r + 1]] for r in range(route_ptr[p], route_ptr[p + 1])]
         return sorted(tuple(image[x] for x in row) if image else tuple(row) for row in rows)
 
-    for p, spec in enumerate(schedule.paths):
-        ends = rotation.devices(1, np.array([index[spec.src], index[spec.dst]], dtype=np.int64)).tolist()
-        via = (
-            None
-            if spec.via is None
-            else tuple(
-                names[d]
-                for d in rotation.devices(1, np.array([index[v] for v in spec.via], np.int64)).tolist()
-            )
-        )
-        q = spec_index.get(PathSpec(names[ends[0]], names[ends[1]], spec.kinds, via))
+    def moved(devices: list[str]) -> list[str]:
+        return [
+            names[d] for d in rotation.devices(1, np.array([index[d] for d in devices], np.int64)).tolist()
+        ]
+
+    specs = schedule.paths
+    ends = zip(moved([s.src for s in specs]), moved([s.dst for s in specs]))
+    for p, (spec, (src, dst)) in enumerate(zip(specs, ends)):
+        via = None if spec.via is None else tuple(moved(list(spec.via)))
+        q = spec_index.get(PathSpec(src, dst, spec.kinds, via))
         if q is None or route_set(p, link_image) != route_set(q, None):
             return False
     return True
@@ -171,11 +166,9 @@ def _link_orbits(rotation: _Rotation) -> tuple[IntArray, NDArray[np.bool_]]:
     back = -np.maximum(shift, 0)
     src = rotation.devices(back, rotation.link_src).tolist()
     dst = rotation.devices(back, rotation.link_dst).tolist()
-    topology = rotation.topology
-    names = [d.name for d in topology.devices]
-    rep = np.arange(len(topology.links), dtype=np.int64)
+    rep = np.arange(len(rotation.topology.links), dtype=np.int64)
     for j in np.flatnonzero(moved).tolist():
-        rep[j] = topology.link(names[src[j]], names[dst[j]]).index
+        rep[j] = rotation.link_index[src[j], dst[j]]
     return rep, moved
 
 
@@ -212,6 +205,22 @@ def _group_routes(orbits: BoxOrbits, routes: _Routes, rep: IntArray) -> tuple[_R
         path_links,
     )
     return grouped, group.reshape(-1).astype(np.int64)
+
+
+def _renumbered(routes: _Routes) -> tuple[IntArray, _Routes]:
+    """(the topology links the routes cross, ascending; the routes with those links numbered 0, 1, ...)."""
+    links, route_links = np.unique(routes.route_links, return_inverse=True)
+    path_links = np.searchsorted(links, routes.path_links)
+    renumbered = _Routes(
+        routes.route_ptr,
+        route_links.reshape(-1).astype(np.int64),
+        routes.path_route_ptr,
+        routes.path_routes,
+        routes.path_latency,
+        routes.path_ptr,
+        path_links.astype(np.int64),
+    )
+    return links.astype(np.int64), renumbered
 
 
 def _csr(rows: list[IntArray]) -> tuple[IntArray, IntArray]:
@@ -267,16 +276,25 @@ def replay_orbits(
     if not moved[used].all():  # a link outside the boxes, shared by a whole orbit: not a group
         return None
     grouped, group = _group_routes(orbits, routes, rep)
-    state = _Replay(_class_schedule(schedule, orbits, group), topology, sharing=sharing, routes=grouped)
+    # the groups cross a few representative links: number them 0, 1, ... for the replay
+    links, grouped = _renumbered(grouped)
+    capacity = np.array([topology.links[j].bandwidth_Bps for j in links.tolist()], dtype=float)
+    state = _Replay(
+        _class_schedule(schedule, orbits, group), topology, sharing=sharing, routes=grouped, capacity=capacity
+    )
     state.env.process(state.run())
     state.env.run()
     classes = state.record()
+    # every link's figures are its representative's (zero for links no group crosses)
+    slot = np.full(len(topology.links), links.size, np.int64)
+    slot[links] = np.arange(links.size)
+    at_rep = slot[rep]
     record = object.__new__(OrbitRecord)
     fields = {
         "makespan_s": classes.makespan_s,
-        "link_bytes": classes.link_bytes[rep],
-        "link_busy_s": classes.link_busy_s[rep],
-        "_orbits": (schedule, classes, rotation, routes),
+        "link_bytes": np.append(classes.link_bytes, 0.0)[at_rep],
+        "link_busy_s": np.append(classes.link_busy_s, 0.0)[at_rep],
+        "_orbits": (schedule, classes, links, rotation, routes),
     }
     for key, value in fields.items():
         object.__setattr__(record, key, value)
@@ -295,13 +313,16 @@ class OrbitRecord(ReplayRecord):
 
 
 def _per_send(
-    schedule: Schedule, classes: ReplayRecord, rotation: _Rotation, routes: _Routes
+    schedule: Schedule, classes: ReplayRecord, numbered: IntArray, rotation: _Rotation, routes: _Routes
 ) -> dict[str, NDArray[Any]]:
-    """Per-send times from their classes', and every link of an orbit busy when its representative is."""
+    """Per-send times from their classes', and every link of an orbit busy when its representative is.
+
+    ``numbered`` are the topology's indices of the links the class replay numbered 0, 1, ...
+    """
     op_class = schedule.__dict__["pattern"].op_classes()
     ptr, links = expand_rows(routes.path_ptr, routes.path_links, schedule.op_path)
     # the representative's intervals, once per link of its orbit (K images, or the link itself)
-    rep_link = classes.interval_link
+    rep_link = numbered[classes.interval_link]
     images = [rep_link]
     current = rep_link
     moving = rotation.box_of[rotation.link_src[rep_link]] >= 0

@@ -174,21 +174,25 @@ class _Replay:
         recorder: Recorder | None = None,
         sharing: SharingPolicy | None = None,
         routes: _Routes | None = None,
+        capacity: FloatArray | None = None,
     ) -> None:
         self.env = simpy.Environment()
         self.recorder = recorder
         self.sharing: SharingPolicy = sharing or MaxMinFair()
         self.s = schedule
-        n_ops, n_links = schedule.n_ops, len(topology.links)
-        # routes of the schedule's paths: found here, or given (flow groups on their own routes)
+        # routes of the schedule's paths, found here; or given, with the capacity of the links
+        # they number (flow groups on a few of the topology's links, renumbered)
         self.routes = routes if routes is not None else _resolve_paths(schedule, topology)
+        if capacity is None:
+            capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
+        self.capacity = capacity
+        n_ops, n_links = schedule.n_ops, capacity.size
         self.path_latency = self.routes.path_latency
         self.op_ptr, self.op_links = expand_rows(
             self.routes.path_ptr, self.routes.path_links, schedule.op_path
         )
         self.flows_left = np.zeros(n_ops, np.int64) if self.routes.multipath else None
         self.reduce_rate = _reduce_rates(schedule, topology)
-        self.capacity = np.array([link.bandwidth_Bps for link in topology.links], dtype=float)
         self.reported_users = np.zeros(n_links, np.int64)  # link states last told to the recorder
         self.reported_load = np.zeros(n_links)
         # per-send bookkeeping in the narrowest integer type that holds an op index
