@@ -224,8 +224,8 @@ CASES: dict[str, Callable[[bool], tuple[str, int, Run]]] = {
 }
 
 # The "Engine v2" scale targets: run only with --scale or --only (seconds to
-# minutes each; cluster_512 and cluster_2048 give the growth of cluster_4096,
-# which needs about 6.4 GB, see docs/performance.md).
+# minutes each; cluster_512, cluster_1024 and cluster_2048 give the growth of
+# cluster_4096, see docs/performance.md).
 SCALE_CASES: dict[str, Callable[[bool], tuple[str, int, Run]]] = {
     "ring_2048": lambda quick: case_ring(2048, 1),
     "ring_4096": lambda quick: case_ring(4096, 1),

@@ -12,11 +12,11 @@ The data is cut into m x K atoms (m GPUs per box, K boxes); the in-box
 phases move a shard's K atoms together on one path, the cross-box rings
 move one atom per step (:mod:`commsim.algorithms.hierarchical_plan`). The
 plan is m (m - 1) K^2 sends per in-box phase, 2 m K (K - 1) across the
-boxes, but rotating the boxes maps it onto itself: it is stored as about
-9 K classes of sends (:func:`plan_compact`; 33.5 million sends on 512
-8-GPU boxes), which the engine replays as flow groups on a machine whose
-boxes are alike, and as sends otherwise. :func:`plan_per_send` stores
-every send.
+boxes, but rotating the boxes maps it onto itself: it is stored as
+m (m - 1) (K + 1) + 2 m (K - 1) classes of sends (:func:`plan_compact`;
+36,904 for the 33.5 million sends on 512 8-GPU boxes), which the engine
+replays as flow groups on a machine whose boxes are alike, and as sends
+otherwise. :func:`plan_per_send` stores every send.
 """
 
 from __future__ import annotations

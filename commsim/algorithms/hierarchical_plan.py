@@ -9,7 +9,7 @@ has finished it.
 
 Rotating the boxes (box k onto box k+1, atom b onto atom b+1) maps the
 plan onto itself, so on a machine whose boxes are alike the sends fall
-into about 9 K classes instead of 128 K^2 - 16 K sends (m = 8):
+into 72 K + 40 classes instead of 128 K^2 - 16 K sends (m = 8):
 :class:`HierarchicalPattern` describes them (:class:`~commsim.schedule.BoxOrbits`)
 and makes the per-send columns only when something reads them.
 """
