@@ -14,6 +14,7 @@ import pytest
 
 import commsim
 from commsim.cli import main
+from commsim.errors import ScenarioError
 from commsim.scenario.case import Case, CaseError
 from commsim.scenario.machine import build_machine
 from commsim.sweep import SerialRunner, parse_sweep, read_rows, run_sweep
@@ -158,3 +159,66 @@ def test_topology_plus_overrides_is_one_machine_from_every_surface(tmp_path: Pat
     run_sweep(sweep, tmp_path / "rows.csv", runner=SerialRunner())
     (row,) = read_rows(tmp_path / "rows.csv")
     assert from_file.time_s == api == row["time_s"]
+
+
+# (sweep text, where: file:line:col: field, the sentence)
+BAD_POINTS = [
+    (
+        "topology: pcie_4gpu_switch\nalgorithm: naive_ring\nsize: 1 MB\ngrid:\n  product:\n"
+        "    params.chunks: [1, 0]\n",
+        "bad.yaml:6:24: grid.product.params.chunks.1",
+        "must be at least 1, got 0",
+    ),
+    (
+        "topology: pcie_4gpu_switch\nalgorithm: ring\nsize: 1 MB\nparams: {chnks: 2}\n",
+        "bad.yaml:4:17: params.chnks",
+        "unknown field 'chnks'; valid: order",
+    ),
+    (
+        "topology: pcie_4gpu_switch\nalgorithm: ring\nsize: 1 MB\n"
+        "grid: {collective: [all_reduce, all_to_all]}\n",
+        "bad.yaml:2:12: algorithm",
+        "'ring' does not implement all_to_all",
+    ),
+    (
+        "topology: pcie_4gpu_switch\nalgorithm: ring\nsize: 1 MB\nranks: 1\n",
+        "bad.yaml:4:8: ranks",
+        "must be at least 2, got 1",
+    ),
+    (
+        "topology: pcie_4gpu_switch\nalgorithm: ring\ngrid: {size: [1 MB, true]}\n",
+        "bad.yaml:3:21: grid.size.1",
+        "size True is a boolean",
+    ),
+    (
+        "topology: fully_connected_4\nalgorithm: ring\nsize: 1 MB\n"
+        "grid: {overrides.nvlink.bandwidth: [16, 1 GB/s]}\n",
+        "bad.yaml:4:37: grid.overrides.nvlink.bandwidth.0",
+        "bandwidth 16 has no unit; write it with one, e.g. '16 GB/s'",
+    ),
+    (
+        "topology: {builder: ring, gpus: 4}\nalgorithm: tree\nsize: 1 MB\n"
+        "grid: {collective: [broadcast], root: [0, -1]}\n",
+        "bad.yaml:4:43: grid.root.1",
+        "must be at least 0, got -1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "sentence"), BAD_POINTS)
+def test_bad_sweep_points_are_answered_at_their_line(text: str, where: str, sentence: str) -> None:
+    """A grid point is checked as the same case a file or flags make, before any point runs."""
+    with pytest.raises(ScenarioError) as info:
+        parse_sweep(text, "bad.yaml")
+    assert f"{where}: {sentence}" in str(info.value)
+
+
+def test_a_sweep_point_the_machine_refuses_is_a_row_error(tmp_path: Path) -> None:
+    """Ranks are checked against the machine when the point runs: ranks 5 on a 4-GPU box."""
+    sweep = parse_sweep(
+        "topology: pcie_4gpu_switch\nalgorithm: ring\nsize: 1 MB\ngrid: {ranks: [4, 5]}\n", "r.yaml"
+    )
+    run_sweep(sweep, tmp_path / "rows.jsonl", runner=SerialRunner())
+    ok, refused = read_rows(tmp_path / "rows.jsonl")
+    assert ok["error"] is None and ok["n_ranks"] == 4
+    assert refused["error"] == "ranks: ranks=5 but topology 'pcie_4gpu_switch' has 4 GPUs (need 2..4)"

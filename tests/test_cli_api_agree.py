@@ -2,8 +2,8 @@
 
 Property over random cases (machine, collective, algorithm, size, ranks):
 ``commsim run --format json`` and :func:`commsim.simulate` agree on every
-field of the record, and a scenario file run by :func:`commsim.run_file`
-agrees with both.
+field of the record, a scenario file run by :func:`commsim.run_file`
+agrees with both, and so does a one-point sweep's row.
 """
 
 from __future__ import annotations
@@ -103,3 +103,39 @@ def test_a_scenario_file_runs_the_same_case(
         return
     (result,) = commsim.run_file(path).results
     assert result.to_record() == expected.to_record()
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=cases())
+def test_a_sweep_point_runs_the_same_case(
+    case: dict[str, object], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A one-point sweep's row holds what ``simulate`` gives: bytes, ranks, time, bandwidths.
+
+    A case either refuses (the row's error is the API's message) or agrees
+    to the bit: rows are JSON Lines, which keep every float exactly.
+    """
+    from commsim.sweep import SerialRunner, parse_sweep, read_rows, run_sweep
+
+    sweep = parse_sweep(
+        f"topology: {case['topology']}\nalgorithm: {case['algorithm']}\ncollective: {case['collective']}\n"
+        f"size: {case['size']}\nranks: {case['ranks']}\n",
+        "case.yaml",
+    )
+    output = Path(tmp_path_factory.mktemp("sweep")) / "rows.jsonl"
+    run_sweep(sweep, output, runner=SerialRunner())
+    (row,) = read_rows(output)
+    try:
+        expected = commsim.simulate(
+            str(case["topology"]),
+            str(case["algorithm"]),
+            str(case["collective"]),
+            int(case["size"]),  # type: ignore[call-overload]
+            ranks=int(case["ranks"]),  # type: ignore[call-overload]
+        )
+    except commsim.CommsimError as exc:
+        assert row["error"] == " ".join(str(exc).split())
+        return
+    assert row["error"] is None
+    got = (row["nbytes"], row["n_ranks"], row["time_s"], row["algbw_Bps"], row["busbw_Bps"])
+    assert got == (expected.nbytes, expected.ranks, expected.time_s, expected.algbw_Bps, expected.busbw_Bps)

@@ -93,7 +93,7 @@ def test_product_is_cartesian_with_the_first_key_outermost() -> None:
 
 def test_zip_takes_lists_in_step() -> None:
     text = (
-        "topology: pcie_4gpu_switch\nalgorithm: ring\n"
+        "topology: pcie_4gpu_switch\nalgorithm: naive_ring\n"  # (ring takes no chunks)
         "grid:\n  zip:\n    size: [1 MB, 2 MB, 4 MB]\n    params.chunks: [1, 2, 4]\n"
     )
     assert picked(text, "size", "params.chunks") == [("1 MB", 1), ("2 MB", 2), ("4 MB", 4)]
@@ -374,18 +374,18 @@ def test_rows_of_internal_errors_are_recomputed_on_resume(
 
     reference, output = tmp_path / "reference.csv", tmp_path / "r.csv"
     run_sweep(small_sweep(), reference, runner=SerialRunner())
-    real = evaluate.simulate
+    real = evaluate.simulate_case
 
-    def buggy(topology: Any, algorithm: str, *args: Any, **kwargs: Any) -> Any:
-        if algorithm == "direct":
+    def buggy(case: Any, *args: Any, **kwargs: Any) -> Any:
+        if case.algorithm == "direct":
             raise ZeroDivisionError("a bug")
-        return real(topology, algorithm, *args, **kwargs)
+        return real(case, *args, **kwargs)
 
-    monkeypatch.setattr(evaluate, "simulate", buggy)
+    monkeypatch.setattr(evaluate, "simulate_case", buggy)
     first = run_sweep(small_sweep(), output, runner=SerialRunner())
     bugs = [r["error"] for r in read_rows(output) if r["algorithm"] == "direct"]
     assert bugs == ["internal error: ZeroDivisionError: a bug"] * 6 and first.errors == 9
-    monkeypatch.setattr(evaluate, "simulate", real)
+    monkeypatch.setattr(evaluate, "simulate_case", real)
     second = run_sweep(small_sweep(), output, runner=SerialRunner())
     assert (second.resumed, second.computed, second.rows, second.errors) == (12, 6, 18, 3)
     assert output.read_bytes() == reference.read_bytes()

@@ -24,7 +24,7 @@ from commsim.errors import CommsimError, ScenarioError
 from commsim.topology.model import Topology
 from commsim.units import parse_size
 
-__all__ = ["MAX_CASES", "Case", "CaseError", "Loc", "parse_nbytes", "select_ranks"]
+__all__ = ["MAX_CASES", "Case", "CaseChoice", "CaseError", "Loc", "parse_nbytes", "select_ranks"]
 
 MAX_CASES = 10_000
 """The most cases one run makes: a scenario file's algorithms x sizes, or ``--algorithm`` x ``--size``;
@@ -84,20 +84,16 @@ def _user_error(exc: CommsimError) -> ValueError:
     return ValueError(str(exc))
 
 
-class Case(pydantic.BaseModel):
-    """One collective on one machine: what :func:`commsim.api.simulate_case` plans and replays.
+class CaseChoice(pydantic.BaseModel):
+    """What is asked of a machine: a collective, an algorithm with its parameters, a size.
 
-    Fields are validated in order, each against those before it: the ranks
-    against the machine, the algorithm against the collective, the
-    parameters against the algorithm's ``Params``, the root against the ranks.
+    The part of a :class:`Case` that is checked without the machine (a
+    sweep point's, before its machine is built, too). Fields are validated
+    in order, each against those before it: the algorithm must implement
+    the collective, the parameters must satisfy the algorithm's ``Params``.
 
     Attributes
     ----------
-    topology : Topology
-        The machine, overrides applied.
-    ranks : tuple of str
-        The GPUs taking part, in rank order (given as None for all, a count
-        for the first ones, or names).
     collective : Collective
     algorithm : str
         A registered algorithm that implements ``collective``.
@@ -105,38 +101,14 @@ class Case(pydantic.BaseModel):
         The algorithm's parameters as given (checked by its ``Params`` model).
     nbytes : int
         The size in whole bytes (given as ``"160 MB"``, ``"1M"`` = 2^20 B, or bytes).
-    root : int
-        The root rank of a rooted collective (0 otherwise).
-    label : str or None
-        A display name (default: the algorithm's).
     """
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
-    topology: Topology
-    ranks: tuple[str, ...]
     collective: Collective
     algorithm: str
     params: dict[str, Any] = Field(default_factory=dict)
     nbytes: int
-    root: int = Field(0, ge=0)
-    label: str | None = None
-
-    @field_validator("ranks", mode="before")
-    @classmethod
-    def _ranks(cls, value: Any, info: ValidationInfo) -> Any:
-        topology = info.data.get("topology")
-        if topology is None:
-            raise ValueError("cannot be checked without a machine")
-        given_as_names = isinstance(value, (list, tuple)) and all(isinstance(r, str) for r in value)
-        if isinstance(value, bool) or not (value is None or isinstance(value, int) or given_as_names):
-            from commsim.scenario.messages import describe
-
-            raise ValueError(f"expected a GPU count or a list of GPU names, got {describe(value)}")
-        try:
-            return select_ranks(topology, value)
-        except CommsimError as exc:
-            raise _user_error(exc) from None
 
     @field_validator("collective", mode="before")
     @classmethod
@@ -184,6 +156,47 @@ class Case(pydantic.BaseModel):
     def _nbytes(cls, value: Any) -> int:
         return parse_nbytes(value)
 
+
+class Case(CaseChoice):
+    """One collective on one machine: what :func:`commsim.api.simulate_case` plans and replays.
+
+    A :class:`CaseChoice` (collective, algorithm, params, size) and the
+    machine: the ranks are checked against it, the root against the ranks.
+
+    Attributes
+    ----------
+    topology : Topology
+        The machine, overrides applied.
+    ranks : tuple of str
+        The GPUs taking part, in rank order (given as None for all, a count
+        for the first ones, or names).
+    root : int
+        The root rank of a rooted collective (0 otherwise).
+    label : str or None
+        A display name (default: the algorithm's).
+    """
+
+    topology: Topology
+    ranks: tuple[str, ...]
+    root: int = Field(0, ge=0)
+    label: str | None = None
+
+    @field_validator("ranks", mode="before")
+    @classmethod
+    def _ranks(cls, value: Any, info: ValidationInfo) -> Any:
+        topology = info.data.get("topology")
+        if topology is None:
+            raise ValueError("cannot be checked without a machine")
+        given_as_names = isinstance(value, (list, tuple)) and all(isinstance(r, str) for r in value)
+        if isinstance(value, bool) or not (value is None or isinstance(value, int) or given_as_names):
+            from commsim.scenario.messages import describe
+
+            raise ValueError(f"expected a GPU count or a list of GPU names, got {describe(value)}")
+        try:
+            return select_ranks(topology, value)
+        except CommsimError as exc:
+            raise _user_error(exc) from None
+
     @field_validator("root")
     @classmethod
     def _root(cls, root: int, info: ValidationInfo) -> int:
@@ -202,9 +215,9 @@ class Case(pydantic.BaseModel):
         Parameters
         ----------
         **fields
-            ``topology`` (a Topology), ``ranks`` (None, a count or names),
             ``collective``, ``algorithm``, ``params``, ``nbytes`` (a size as
-            written or bytes), ``root``, ``label``.
+            written or bytes), ``topology`` (a Topology), ``ranks`` (None, a
+            count or names), ``root``, ``label``.
 
         Raises
         ------
@@ -253,14 +266,19 @@ def parse_nbytes(value: Any) -> int:
         raise _user_error(exc) from None
 
 
-def case_problems(exc: pydantic.ValidationError, fields: dict[str, Any]) -> list[tuple[Loc, str]]:
-    """``(field, message)`` per problem of a case; parameters worded against the algorithm's Params."""
+def case_problems(
+    exc: pydantic.ValidationError, fields: dict[str, Any], model: type[CaseChoice] | None = None
+) -> list[tuple[Loc, str]]:
+    """``(field, message)`` per problem of a case (``model``, default :class:`Case`).
+
+    Parameters are worded against the algorithm's own ``Params``.
+    """
     from commsim.scenario.messages import problems
 
     errors = exc.errors()
     outer = [e for e in errors if e["loc"][:1] != ("params",) or len(e["loc"]) == 1]
     inner = [{**e, "loc": e["loc"][1:]} for e in errors if e["loc"][:1] == ("params",) and len(e["loc"]) > 1]
-    found = problems(outer, fields, Case) if outer else []
+    found = problems(outer, fields, model or Case) if outer else []
     if inner:
         from commsim.algorithms import get_algorithm
 

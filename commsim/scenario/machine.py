@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from commsim.errors import AlgorithmError, TopologyError
+from commsim.errors import AlgorithmError, TopologyError, UnknownNameError
 from commsim.topology.model import Topology
 from commsim.units import parse_bandwidth, parse_time
 
-__all__ = ["OVERRIDE_FIELDS", "build_machine", "parse_overrides"]
+__all__ = ["OVERRIDE_FIELDS", "build_machine", "check_reference", "parse_overrides"]
 
 OVERRIDE_FIELDS = ("bandwidth", "latency")
 """The figures an override of a link kind or family may replace."""
@@ -117,3 +117,61 @@ def build_machine(
     if overrides:
         machine = machine.with_overrides(parse_overrides(overrides))
     return machine
+
+
+def check_reference(ref: Any, base: Path) -> None:
+    """Check a topology reference without building the machine (a sweep checks every point's).
+
+    Parameters
+    ----------
+    ref : str or mapping
+        As for :func:`build_machine`.
+    base : Path
+        The directory relative paths start from.
+
+    Raises
+    ------
+    ValueError
+        Saying what is wrong and what would be valid: an unknown name or
+        builder (with the nearest), a file that does not exist, a mapping
+        that is neither ``{builder: ...}`` nor ``{file: ...}``, a field the
+        builder does not take.
+    """
+    import inspect
+
+    from commsim.topology.builders import BUILDERS
+    from commsim.topology.io import shipped_topologies
+    from commsim.topology.resolve import available_topologies
+
+    if isinstance(ref, str):
+        if ref in BUILDERS or ref in shipped_topologies():
+            return
+        if Path(ref).suffix in (".yaml", ".yml"):
+            _check_file(ref, base)
+            return
+        raise ValueError(str(UnknownNameError("topology", ref, available_topologies())))
+    if not isinstance(ref, Mapping):
+        raise ValueError("a topology is a name, a YAML path, {builder: NAME, FIELD: value} or {file: PATH}")
+    given = [k for k in ("builder", "file") if k in ref]
+    if len(given) != 1:
+        raise ValueError(f"a topology mapping has exactly one of builder, file (got {given or 'none'})")
+    if "file" in ref:
+        if len(ref) > 1:
+            raise ValueError("a {file: PATH} topology has no other fields")
+        _check_file(ref["file"], base)
+        return
+    name = ref["builder"]
+    if not isinstance(name, str) or name not in BUILDERS:
+        raise ValueError(str(UnknownNameError("topology builder", str(name), list(BUILDERS))))
+    accepted = set(inspect.signature(BUILDERS[name]).parameters)
+    unknown = sorted(set(ref) - accepted - {"builder"})
+    if unknown:
+        valid = ", ".join(sorted(accepted))
+        raise ValueError(f"builder {name!r} has no field {unknown[0]!r}; valid: {valid}")
+
+
+def _check_file(value: Any, base: Path) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a file path, got {value!r}")
+    if not (base / value).is_file():
+        raise ValueError(f"topology file {base / value} does not exist")

@@ -5,7 +5,7 @@
 >>> run_sweep(sweep, "results.csv")                           # doctest: +SKIP
 
 Modules: :mod:`~commsim.sweep.spec` (sweep files), :mod:`~commsim.sweep.checks`
-(their parameters), :mod:`~commsim.sweep.grid`
+(their grammar; every point checked as a case), :mod:`~commsim.sweep.grid`
 (expansion and keys), :mod:`~commsim.sweep.evaluate` (one chunk of
 scenarios), :mod:`~commsim.sweep.runners` (serial, process pool, Dask),
 :mod:`~commsim.sweep.store` (CSV / JSON Lines / Parquet output and resume),

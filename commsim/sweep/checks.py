@@ -1,29 +1,25 @@
-"""Checks of sweep parameters: paths, values, ranges, and expanded scenarios.
+"""Checks of a sweep file: its parameter paths and ranges, and every grid point as a case.
 
-Each check raises ``ValueError`` or a :class:`~commsim.errors.CommsimError`
-saying what is wrong and what would be valid; :mod:`commsim.sweep.spec`
-collects them with their place in the YAML file.
+The grammar (which parameters a grid may set, ranges, plain data) is the
+sweep's own; every point is checked as the same case model files and flags
+make (:class:`~commsim.scenario.point.CaseSpec`), each problem placed at
+the setting that gave the value. :mod:`commsim.sweep.spec` collects them
+with their place in the YAML file.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Any
 
-from commsim.algorithms import algorithm_names
-from commsim.collectives import get_collective
-from commsim.errors import UnknownNameError
-from commsim.scenario.machine import parse_overrides
+from commsim.scenario.case import CaseError, Loc, parse_nbytes
+from commsim.scenario.point import CaseSpec
 from commsim.sweep.grid import Setting, SpecIssue
-from commsim.topology.builders import BUILDERS
-from commsim.topology.io import shipped_topologies
 from commsim.topology.linkkinds import kinds_matching
-from commsim.topology.resolve import available_topologies
-from commsim.units import parse_bandwidth, parse_size, parse_time
+from commsim.units import parse_size
 
-__all__ = ["PARAMETERS", "check_path", "check_scenario", "check_value", "range_values"]
+__all__ = ["PARAMETERS", "PointChecker", "check_given", "check_path", "check_plain", "range_values"]
 
 PARAMETERS = ("topology", "algorithm", "collective", "size", "params", "overrides", "ranks", "root")
 """Scenario parameters a sweep may set (nested ones by dotted path)."""
@@ -75,31 +71,6 @@ def _range_number(value: Any) -> float:
     return float(value)
 
 
-def check_scenario(scenario: dict[str, Any], settings: tuple[Setting, ...]) -> None:
-    """Check an expanded scenario: required parameters given, builder fields known.
-
-    Raises
-    ------
-    SpecIssue
-        At the setting responsible (or the document).
-    """
-    for name in ("topology", "algorithm", "size"):
-        if scenario.get(name) is None:
-            raise SpecIssue((), f"{name} is not given: set it in the base fields or in the grid")
-    topology = scenario["topology"]
-    if isinstance(topology, dict) and isinstance(topology.get("builder"), str):
-        builder = BUILDERS.get(topology["builder"])
-        accepted = set(inspect.signature(builder).parameters) if builder else set()
-        unknown = sorted(set(topology) - accepted - {"builder"})
-        if builder is not None and unknown:
-            loc = next((s.loc for s in settings if s.path in (f"topology.{unknown[0]}", "topology")), ())
-            raise SpecIssue(
-                loc or ("topology",),
-                f"builder {topology['builder']!r} has no field {unknown[0]!r}; "
-                f"valid: {', '.join(sorted(accepted))}",
-            )
-
-
 def check_path(path: str) -> None:
     """Check that ``path`` names a scenario parameter.
 
@@ -125,118 +96,93 @@ def check_path(path: str) -> None:
             kinds_matching((parts[1],))
 
 
-def check_value(path: str, value: Any, base_dir: Path) -> None:
-    """Check one value of the parameter at ``path``.
+def check_plain(value: Any) -> None:
+    """Refuse a value that is not plain data (keys hash a point's canonical JSON).
 
     Raises
     ------
-    ValueError, CommsimError
-        Saying what is wrong and what would be valid.
+    ValueError
     """
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         raise ValueError(f"{value!r} is not plain data (write it as a string?)") from None
-    parts = path.split(".")
-    checker = _CHECKS.get(path) or _CHECKS.get(f"{parts[0]}.*")
-    if checker is not None:
-        checker(value, parts, base_dir)
 
 
-def _check_algorithm(value: Any, parts: list[str], base_dir: Path) -> None:
-    names = algorithm_names()
-    if not isinstance(value, str) or value not in names:
-        raise UnknownNameError("algorithm", str(value), names)
+def check_given(scenario: dict[str, Any]) -> None:
+    """Refuse a point without a topology, algorithm or size.
+
+    Raises
+    ------
+    SpecIssue
+        At the document: neither the base fields nor the grid give it.
+    """
+    for name in ("topology", "algorithm", "size"):
+        if scenario.get(name) is None:
+            raise SpecIssue((), f"{name} is not given: set it in the base fields or in the grid")
 
 
-def _check_collective(value: Any, parts: list[str], base_dir: Path) -> None:
-    get_collective(_text(value, "a collective name"))
+class PointChecker:
+    """Checks grid points as cases, each distinct value once.
+
+    A point is a :class:`~commsim.scenario.point.CaseSpec` (its machine is
+    built when it runs). Points that differ only in size share the check of
+    everything else; each size is read once, by the same function a case's
+    size is.
+
+    Parameters
+    ----------
+    base : Path
+        The directory relative topology paths start from.
+    """
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self._cases: dict[str, list[tuple[Loc, str]]] = {}
+        self._sizes: dict[str, list[tuple[Loc, str]]] = {}
+
+    def problems(self, scenario: dict[str, Any], settings: tuple[Setting, ...]) -> list[SpecIssue]:
+        """The problems of one point, each at the setting (or base field) that gave the value."""
+        fields = {name: scenario.get(name) for name in _CASE_FIELDS}
+        fields = {**fields, "params": fields["params"] or {}, "overrides": fields["overrides"] or {}}
+        fields["root"] = 0 if fields["root"] is None else fields["root"]
+        key = json.dumps(fields, sort_keys=True)
+        if key not in self._cases:
+            self._cases[key] = self._check(fields)
+        size_key = json.dumps(scenario["size"])
+        if size_key not in self._sizes:
+            self._sizes[size_key] = _size_problems(scenario["size"])
+        return [
+            SpecIssue(_setting_loc(loc, settings), message)
+            for loc, message in self._cases[key] + self._sizes[size_key]
+        ]
+
+    def _check(self, fields: dict[str, Any]) -> list[tuple[Loc, str]]:
+        try:
+            CaseSpec.of({**fields, "nbytes": 1}, self.base)  # the size is checked alone
+        except CaseError as exc:
+            return exc.problems
+        return []
 
 
-def _check_size(value: Any, parts: list[str], base_dir: Path) -> None:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ValueError(f"a size is a number of bytes or a string like '160 MB', got {value!r}")
-    if not parse_size(value) > 0:
-        raise ValueError(f"a size must be positive, got {value!r}")
+_CASE_FIELDS = ("topology", "overrides", "ranks", "root", "collective", "algorithm", "params")
 
 
-def _check_ranks(value: Any, parts: list[str], base_dir: Path) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 2:
-        return
-    if isinstance(value, list) and value and all(isinstance(r, str) for r in value):
-        return
-    raise ValueError(f"ranks is a GPU count >= 2 or a list of GPU names, got {value!r}")
+def _size_problems(size: Any) -> list[tuple[Loc, str]]:
+    try:
+        parse_nbytes(size)
+    except ValueError as exc:
+        return [(("nbytes",), str(exc))]
+    return []
 
 
-def _check_root(value: Any, parts: list[str], base_dir: Path) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"root is a rank number >= 0, got {value!r}")
-
-
-def _check_topology(value: Any, parts: list[str], base_dir: Path) -> None:
-    if isinstance(value, str):
-        if value in BUILDERS or value in shipped_topologies():
-            return
-        if Path(value).suffix in (".yaml", ".yml"):
-            _check_file(value, parts, base_dir)
-            return
-        raise UnknownNameError("topology", value, available_topologies())
-    if not isinstance(value, dict):
-        raise ValueError("a topology is a name, a YAML path, {builder: NAME, FIELD: value} or {file: PATH}")
-    given = [k for k in ("builder", "file") if k in value]
-    if len(given) != 1:
-        raise ValueError(f"a topology mapping has exactly one of builder, file (got {given or 'none'})")
-    if "file" in value:
-        if len(value) > 1:
-            raise ValueError("a {file: PATH} topology has no other fields")
-        _check_file(value["file"], parts, base_dir)
-    else:
-        _check_builder(value["builder"], parts, base_dir)
-
-
-def _check_builder(value: Any, parts: list[str], base_dir: Path) -> None:
-    if not isinstance(value, str) or value not in BUILDERS:
-        raise UnknownNameError("topology builder", str(value), list(BUILDERS))
-
-
-def _check_file(value: Any, parts: list[str], base_dir: Path) -> None:
-    path = base_dir / _text(value, "a file path")
-    if not path.is_file():
-        raise ValueError(f"topology file {path} does not exist")
-
-
-def _check_params(value: Any, parts: list[str], base_dir: Path) -> None:
-    if len(parts) == 1 and not isinstance(value, dict):
-        raise ValueError(f"params is a mapping of algorithm parameters, got {value!r}")
-
-
-def _check_overrides(value: Any, parts: list[str], base_dir: Path) -> None:
-    if len(parts) == 3:
-        (parse_bandwidth if parts[2] == "bandwidth" else parse_time)(value, require_unit=True)
-        return
-    overrides = value if len(parts) == 1 else {parts[1]: value}
-    if not isinstance(overrides, dict) or not all(isinstance(v, dict) for v in overrides.values()):
-        raise ValueError("overrides are {KIND: {bandwidth: ..., latency: ...}}")
-    parse_overrides(overrides, require_unit=True)
-    kinds_matching(tuple(overrides))
-
-
-def _text(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected {what}, got {value!r}")
-    return value
-
-
-_CHECKS = {
-    "algorithm": _check_algorithm,
-    "collective": _check_collective,
-    "size": _check_size,
-    "ranks": _check_ranks,
-    "root": _check_root,
-    "topology": _check_topology,
-    "topology.builder": _check_builder,
-    "topology.file": _check_file,
-    "params": _check_params,
-    "overrides": _check_overrides,
-    "overrides.*": _check_overrides,
-}
+def _setting_loc(loc: Loc, settings: tuple[Setting, ...]) -> Loc:
+    """Where a case field's value came from: the grid setting of it (the most specific), else the base."""
+    path = ["size" if loc[0] == "nbytes" else str(loc[0]), *map(str, loc[1:])]
+    best: Setting | None = None
+    for setting in settings:
+        parts = setting.path.split(".")
+        related = parts == path[: len(parts)] or path == parts[: len(path)]
+        if related and (best is None or len(parts) > best.path.count(".") + 1):
+            best = setting
+    return best.loc if best is not None else ("size" if loc[0] == "nbytes" else loc[0], *loc[1:])

@@ -5,9 +5,11 @@ slower than running serially). Topologies are built once per chunk and
 reused by its scenarios, which share them in expansion order; the cache
 lives only as long as the chunk, so no state outlives a task.
 
-A scenario that cannot run (an algorithm that does not apply to a machine,
-a builder field out of range) gives a row whose ``error`` column holds the
-one-line message; the sweep goes on. An unexpected exception is recorded
+Each scenario becomes a :class:`~commsim.scenario.case.Case` on its machine
+(the sweep file already checked it as a case without the machine). One that
+cannot run (ranks the machine does not have, an algorithm that does not
+apply to it, a builder field out of range) gives a row whose ``error``
+column holds the one-line message; the sweep goes on. An unexpected exception is recorded
 too, prefixed ``internal error:``, and such rows are recomputed on resume.
 """
 
@@ -18,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from commsim.api import simulate
+from commsim.api import simulate_case
 from commsim.errors import CommsimError
 from commsim.results import Result
+from commsim.scenario.case import Case
 from commsim.scenario.machine import build_machine
 from commsim.topology.model import Topology
 from commsim.units import parse_size
@@ -78,16 +81,16 @@ def evaluate(scenario: dict[str, Any], base_dir: str, cache: dict[str, Topology]
         ``error`` (None, or the one-line reason the scenario could not run).
     """
     try:
-        topology = topology_for(scenario, base_dir, cache)
-        result = simulate(
-            topology,
-            scenario["algorithm"],
-            scenario["collective"],
-            scenario["size"],
+        case = Case.of(
+            topology=topology_for(scenario, base_dir, cache),
+            collective=scenario["collective"],
+            algorithm=scenario["algorithm"],
             params=scenario.get("params") or {},
+            nbytes=scenario["size"],
             ranks=scenario.get("ranks"),
             root=scenario.get("root") or 0,
         )
+        result = simulate_case(case)
     except CommsimError as exc:
         return _failed(scenario, str(exc))
     except Exception as exc:  # a bug: record it, keep sweeping, recompute on resume

@@ -38,7 +38,7 @@ import yaml
 from pydantic import Field
 
 from commsim.errors import CommsimError, ScenarioError
-from commsim.sweep.checks import PARAMETERS, check_path, check_scenario, check_value, range_values
+from commsim.sweep.checks import PARAMETERS, PointChecker, check_given, check_path, check_plain, range_values
 from commsim.sweep.evaluate import RESULT_COLUMNS
 from commsim.sweep.grid import (
     Axis,
@@ -64,7 +64,7 @@ MAX_SCENARIOS = 100_000
 
 
 class SweepFile(pydantic.BaseModel):
-    """The top level of a sweep file (values are checked per parameter afterwards)."""
+    """The top level of a sweep file (values are checked as cases, point by point, afterwards)."""
 
     model_config = pydantic.ConfigDict(extra="forbid")
 
@@ -151,8 +151,8 @@ def parse_sweep(text: str, source: str = "<sweep>", base_dir: str | Path | None 
     spec = validate_with_lines(SweepFile, data, node, source, ScenarioError)
     base_path = Path(base_dir) if base_dir is not None else Path.cwd()
     issues: list[SpecIssue] = []
-    base = _check_base(spec, base_path, issues)
-    grid = _parse_grid(spec.grid, base_path, issues)
+    base = _check_base(spec, issues)
+    grid = _parse_grid(spec.grid, issues)
     if issues:
         raise ScenarioError(_report(issues, node, source))
     if len(grid) > MAX_SCENARIOS:
@@ -160,7 +160,7 @@ def parse_sweep(text: str, source: str = "<sweep>", base_dir: str | Path | None 
             f"{position(node, ('grid',), source)}: grid: {len(grid):,} scenarios is more than the limit of "
             f"{MAX_SCENARIOS:,}; split the sweep into several files"
         )
-    keys = _expand_keys(base, grid, issues)
+    keys = _expand_keys(base, grid, PointChecker(base_path), issues)
     if issues:
         raise ScenarioError(_report(issues, node, source))
     name = spec.name or Path(source).stem
@@ -178,12 +178,10 @@ def _report(issues: list[SpecIssue], node: yaml.Node | None, source: str) -> str
     return "\n".join(lines)
 
 
-def _check_base(spec: SweepFile, base_dir: Path, issues: list[SpecIssue]) -> dict[str, Any]:
+def _check_base(spec: SweepFile, issues: list[SpecIssue]) -> dict[str, Any]:
     base = {name: getattr(spec, name) for name in PARAMETERS}
     for name, value in base.items():
-        if value is None and name in ("topology", "algorithm", "size", "ranks"):
-            continue
-        _collect(issues, (name,), lambda n=name, v=value: check_value(n, v, base_dir))
+        _collect(issues, (name,), lambda v=value: check_plain(v))
     return base
 
 
@@ -199,34 +197,34 @@ def _collect(issues: list[SpecIssue], loc: Loc, check: Any) -> bool:
 # -- the grid ------------------------------------------------------------------------------------
 
 
-def _parse_grid(grid: Any, base_dir: Path, issues: list[SpecIssue]) -> Group:
+def _parse_grid(grid: Any, issues: list[SpecIssue]) -> Group:
     loc: Loc = ("grid",)
     if grid is None:
         return Group("product", (), loc)
     try:
         if isinstance(grid, list):
-            members = tuple(_parse_group(item, (*loc, i), base_dir, issues) for i, item in enumerate(grid))
+            members = tuple(_parse_group(item, (*loc, i), issues) for i, item in enumerate(grid))
             return _checked(Group("product", members, loc))
-        return _parse_group(grid, loc, base_dir, issues)
+        return _parse_group(grid, loc, issues)
     except SpecIssue as issue:
         issues.append(issue)
         return Group("product", (), loc)
 
 
-def _parse_group(data: Any, loc: Loc, base_dir: Path, issues: list[SpecIssue]) -> Group:
+def _parse_group(data: Any, loc: Loc, issues: list[SpecIssue]) -> Group:
     if not isinstance(data, dict) or not data:
         raise SpecIssue(loc, "a grid group is {product: ...}, {zip: ...} or a mapping of parameter: [values]")
     kinds = [k for k in data if k in ("product", "zip")]
     if not kinds:
-        return _checked(Group("product", _parse_axes(data, loc, base_dir, issues), loc))
+        return _checked(Group("product", _parse_axes(data, loc, issues), loc))
     if len(data) != 1:
         raise SpecIssue(loc, f"a group has one key, product or zip; got {', '.join(map(str, data))}")
     kind = kinds[0]
     body, here = data[kind], (*loc, kind)
     if isinstance(body, dict) and body:
-        members: tuple[Axis | Group, ...] = _parse_axes(body, here, base_dir, issues)
+        members: tuple[Axis | Group, ...] = _parse_axes(body, here, issues)
     elif isinstance(body, list) and body:
-        members = tuple(_parse_group(item, (*here, i), base_dir, issues) for i, item in enumerate(body))
+        members = tuple(_parse_group(item, (*here, i), issues) for i, item in enumerate(body))
     else:
         raise SpecIssue(here, "give a non-empty mapping of parameter: [values] or a list of groups")
     return _checked(Group(kind, members, here))
@@ -251,7 +249,7 @@ def _where(loc: Loc, parent: Loc) -> str:
     return ".".join(map(str, loc[len(parent) :]))
 
 
-def _parse_axes(body: dict[str, Any], loc: Loc, base_dir: Path, issues: list[SpecIssue]) -> tuple[Axis, ...]:
+def _parse_axes(body: dict[str, Any], loc: Loc, issues: list[SpecIssue]) -> tuple[Axis, ...]:
     axes = []
     for path, raw in body.items():
         here = (*loc, path)
@@ -259,7 +257,7 @@ def _parse_axes(body: dict[str, Any], loc: Loc, base_dir: Path, issues: list[Spe
             continue
         axis = _parse_axis(str(path), raw, here)
         for setting in axis.expand():
-            _collect(issues, setting[0].loc, lambda s=setting[0]: check_value(s.path, s.value, base_dir))
+            _collect(issues, setting[0].loc, lambda s=setting[0]: check_plain(s.value))
         axes.append(axis)
     return tuple(axes)
 
@@ -280,13 +278,25 @@ def _parse_axis(path: str, raw: Any, loc: Loc) -> Axis:
 # -- expansion check -----------------------------------------------------------------------------
 
 
-def _expand_keys(base: dict[str, Any], grid: Group, issues: list[SpecIssue]) -> tuple[str, ...]:
+def _expand_keys(
+    base: dict[str, Any], grid: Group, checker: PointChecker, issues: list[SpecIssue]
+) -> tuple[str, ...]:
+    """Every point checked as a case (each problem at the setting that gave it) and keyed once."""
     keys: dict[str, int] = {}
     seen_issues: set[tuple[Loc, str]] = set()
     for index, settings in enumerate(grid.iter_expand()):
         try:
             scenario = build_scenario(base, settings)
-            check_scenario(scenario, settings)
+            check_given(scenario)
+            problems = checker.problems(scenario, settings)
+            for problem in problems:
+                if (problem.loc, problem.message) not in seen_issues:
+                    seen_issues.add((problem.loc, problem.message))
+                    issues.append(problem)
+            if len(issues) > _MAX_ISSUES:
+                break
+            if problems:
+                continue
             key = scenario_key(scenario)
             if key in keys:
                 described = ", ".join(f"{s.path}={display_value(s.value)}" for s in settings)
