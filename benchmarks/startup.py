@@ -24,9 +24,10 @@ of load elsewhere on the machine touches all of them alike):
 ``script --help``
     ``commsim --help``.
 
-And for the floor: ``python -c pass`` and ``python -c "import numpy,
-pydantic, typer, rich.table"`` (what any ``run`` needs before commsim's own
-code).
+And for the floor: ``python -c pass``, and importing numpy, typer and
+``rich.table`` and defining one pydantic model (what any ``run`` needs
+before commsim's own code: the first model imports pydantic's schema
+machinery, about as costly as ``import pydantic`` itself).
 
 Wall time is ``time.perf_counter`` from spawning the child to reaping it;
 CPU time is the child's user + system time (``os.wait4``), which other load
@@ -70,10 +71,10 @@ COMMANDS: dict[str, list[str]] = {
 
 FLOOR: dict[str, list[str]] = {
     "python -c pass": [*PYTHON, "-c", "pass"],
-    "import numpy, pydantic, typer, rich.table": [
+    "numpy, typer, rich.table, one pydantic model": [
         *PYTHON,
         "-c",
-        "import numpy, pydantic, typer, rich.table",
+        "import numpy, pydantic, typer, rich.table\nclass M(pydantic.BaseModel):\n    x: int = 0",
     ],
 }
 """Label -> argv: what every ``run`` pays before commsim's own code."""
