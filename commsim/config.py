@@ -28,10 +28,9 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from commsim.collectives import Collective
 from commsim.errors import CommsimError, ScenarioError, known_name
 from commsim.scenario.case import MAX_CASES, Case
-from commsim.scenario.cases import check_override_figures, file_cases
-from commsim.scenario.machine import build_machine, parse_overrides
+from commsim.scenario.cases import file_cases
+from commsim.scenario.machine import Overrides, build_machine
 from commsim.topology.builders import BUILDERS
-from commsim.topology.linkkinds import kinds_matching
 from commsim.topology.model import Topology
 from commsim.units import SIZE_HELP, parse_bandwidth, parse_size, parse_time
 
@@ -63,19 +62,6 @@ SizeText = Annotated[
     Field(description="a size: " + SIZE_HELP, examples=["160 MB", "1M", "1 GiB", 4096]),
 ]
 """A size as written ("160 MB", "1M"), checked to be readable (before pydantic turns ``true`` into 1.0)."""
-
-
-def _check_overrides(value: Any, info: pydantic.ValidationInfo) -> Any:
-    if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
-        from commsim.topology.schema import from_file
-
-        parse_overrides(value, require_unit=from_file(info))  # the figures as written: 16 is not 16.0
-        kinds_matching(tuple(value))
-    return value  # anything else: pydantic names the expected shape
-
-
-Overrides = Annotated[dict[str, dict[str, str | float]], BeforeValidator(_check_overrides)]
-"""``{kind or family: {bandwidth: ..., latency: ...}}``, checked to be readable and to name known kinds."""
 
 
 class _Strict(pydantic.BaseModel):
@@ -163,7 +149,7 @@ class LoadedScenario:
 
 def build_scenario_topology(
     ref: str | TopologyRef | Mapping[str, Any],
-    overrides: Mapping[str, Mapping[str, str | float]],
+    overrides: Mapping[str, Any],
     node: yaml.Node | None,
     source: str,
     base: Path,
@@ -240,7 +226,6 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
             f"{source}: this is a training scenario (top-level 'workload'); "
             "load it with commsim.training.load_training_scenario"
         )
-    check_override_figures(data.get("overrides"), node, source)
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)

@@ -19,7 +19,7 @@ from commsim.scenario.case import Case, CaseError, Loc, parse_nbytes
 from commsim.topology.model import Topology
 from commsim.yamlio import position
 
-__all__ = ["check_override_figures", "file_cases", "located"]
+__all__ = ["file_cases", "located"]
 
 _MAX_LINES = 5
 
@@ -110,31 +110,3 @@ def file_cases(
             raise located(exc, where, node, source, ScenarioError) from None
         cases += [first.model_copy(update={"nbytes": n}) for n in nbytes]
     return cases
-
-
-def check_override_figures(overrides: Any, node: yaml.Node | None, source: str) -> None:
-    """Each ``overrides: {KIND: {bandwidth: ..., latency: ...}}`` figure readable, at its own line.
-
-    Shapes other than a mapping of mappings are left to the scenario model,
-    which names what it expected.
-
-    Raises
-    ------
-    ScenarioError
-        ``file:line:col: overrides.nvlink.bandwidth: bandwidth 16 has no unit; ...``.
-    """
-    from commsim.units import parse_bandwidth, parse_time
-
-    if not isinstance(overrides, dict):
-        return
-    for kind, figures in overrides.items():
-        if not isinstance(figures, dict):
-            continue
-        for field, value in figures.items():
-            if field not in ("bandwidth", "latency"):
-                continue
-            try:
-                (parse_bandwidth if field == "bandwidth" else parse_time)(value, require_unit=True)
-            except CommsimError as exc:
-                where = position(node, ("overrides", kind, field), source)
-                raise ScenarioError(f"{where}: overrides.{kind}.{field}: {exc}") from None

@@ -12,20 +12,68 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from commsim.errors import AlgorithmError, TopologyError, UnknownNameError
+import pydantic
+from pydantic import AfterValidator, ValidationInfo, field_validator
+
+from commsim.errors import AlgorithmError, CommsimError, TopologyError, UnknownNameError
 from commsim.topology.model import Topology
 from commsim.units import parse_bandwidth, parse_time
 
-__all__ = ["OVERRIDE_FIELDS", "build_machine", "check_reference", "parse_overrides"]
+__all__ = [
+    "OVERRIDE_FIELDS",
+    "Figures",
+    "Overrides",
+    "build_machine",
+    "check_reference",
+    "parse_overrides",
+]
 
 OVERRIDE_FIELDS = ("bandwidth", "latency")
 """The figures an override of a link kind or family may replace."""
 
 
+def _known_kind(kind: str) -> str:
+    from commsim.topology.linkkinds import kinds_matching
+
+    try:
+        kinds_matching((kind,))
+    except CommsimError as exc:
+        raise ValueError(str(exc)) from None
+    return kind
+
+
+class Figures(pydantic.BaseModel):
+    """New figures for a link kind or family: ``{bandwidth: 18 GB/s, latency: 1 us}``.
+
+    Read from a file (validation context ``{"file": ...}``), a figure needs
+    its unit: ``bandwidth: 16`` is refused, not read as 16 B/s.
+    """
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    bandwidth: str | float | None = None
+    latency: str | float | None = None
+
+    @field_validator("bandwidth", "latency", mode="before")
+    @classmethod
+    def _readable(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is not None:
+            parse = parse_bandwidth if info.field_name == "bandwidth" else parse_time
+            try:
+                parse(value, require_unit=bool(info.context and info.context.get("file")))
+            except CommsimError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+
+Overrides = dict[Annotated[str, AfterValidator(_known_kind)], Figures]
+"""``{kind or family: Figures}``: the ``overrides:`` of scenario, training and sweep files."""
+
+
 def parse_overrides(
-    overrides: Mapping[str, Mapping[str, Any]], *, require_unit: bool = False
+    overrides: Mapping[str, Mapping[str, Any] | Figures], *, require_unit: bool = False
 ) -> dict[str, tuple[float | None, float | None]]:
     """``{kind: {bandwidth: "18 GB/s", latency: "0 s"}}`` to SI figures ``{kind: (B/s, s)}``.
 
@@ -44,7 +92,8 @@ def parse_overrides(
         For a figure that cannot be read.
     """
     parsed = {}
-    for kind, figures in overrides.items():
+    for kind, given in overrides.items():
+        figures = given.model_dump(exclude_none=True) if isinstance(given, Figures) else given
         unknown = set(figures) - set(OVERRIDE_FIELDS)
         if unknown:
             raise AlgorithmError(
@@ -61,7 +110,7 @@ def parse_overrides(
 
 def build_machine(
     ref: str | Topology | Mapping[str, Any],
-    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    overrides: Mapping[str, Mapping[str, Any] | Figures] | None = None,
     *,
     base: Path | None = None,
     **builder_options: Any,
@@ -76,7 +125,7 @@ def build_machine(
         ``base``), ``{builder: NAME, FIELD: value ...}``, ``{file: PATH}``
         (relative to ``base``), or a Topology.
     overrides : mapping, optional
-        ``{kind or family: {bandwidth: ..., latency: ...}}``.
+        ``{kind or family: {bandwidth: ..., latency: ...}}`` (or :class:`Figures`).
     base : Path, optional
         The directory of the file holding the reference (default: the
         current directory).

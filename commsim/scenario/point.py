@@ -16,46 +16,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pydantic
-from pydantic import AfterValidator, Field, StrictInt, ValidationInfo, field_validator
+from pydantic import Field, StrictInt, ValidationInfo, field_validator
 
-from commsim.errors import CommsimError
 from commsim.scenario.case import Case, CaseChoice, CaseError, case_problems
-from commsim.scenario.machine import build_machine, check_reference
+from commsim.scenario.machine import Overrides, build_machine, check_reference
 from commsim.topology.model import Topology
 
-__all__ = ["CaseSpec", "Figures"]
-
-
-def _known_kind(kind: str) -> str:
-    from commsim.topology.linkkinds import kinds_matching
-
-    try:
-        kinds_matching((kind,))
-    except CommsimError as exc:
-        raise ValueError(str(exc)) from None
-    return kind
-
-
-class Figures(pydantic.BaseModel):
-    """The new figures of a link kind or family: ``{bandwidth: 18 GB/s, latency: 1 us}`` (units required)."""
-
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
-
-    bandwidth: str | float | None = None
-    latency: str | float | None = None
-
-    @field_validator("bandwidth", "latency", mode="before")
-    @classmethod
-    def _with_unit(cls, value: Any, info: ValidationInfo) -> Any:
-        from commsim.units import parse_bandwidth, parse_time
-
-        if value is not None:
-            parse = parse_bandwidth if info.field_name == "bandwidth" else parse_time
-            try:
-                parse(value, require_unit=True)
-            except CommsimError as exc:
-                raise ValueError(str(exc)) from None
-        return value
+__all__ = ["CaseSpec"]
 
 
 class CaseSpec(CaseChoice):
@@ -70,14 +37,14 @@ class CaseSpec(CaseChoice):
         A shipped name, a builder name, a YAML path, ``{builder: NAME, FIELD: value}``
         or ``{file: PATH}`` (see :func:`~commsim.scenario.machine.build_machine`).
     overrides : dict
-        ``{kind or family: Figures}``.
+        ``{kind or family: Figures}`` (units required).
     ranks : int, list of str or None
         A GPU count (>= 2), GPU names, or None for all.
     root : int
     """
 
     topology: str | dict[str, Any]
-    overrides: dict[Annotated[str, AfterValidator(_known_kind)], Figures] = Field(default_factory=dict)
+    overrides: Overrides = Field(default_factory=dict)
     ranks: Annotated[StrictInt, Field(ge=2)] | Annotated[list[str], Field(min_length=1)] | None = None
     root: Annotated[StrictInt, Field(ge=0)] = 0
 
@@ -98,14 +65,13 @@ class CaseSpec(CaseChoice):
             With one ``(field, message)`` per problem.
         """
         try:
-            return cls.model_validate(fields, context={"base": base})
+            return cls.model_validate(fields, context={"base": base, "file": str(base)})
         except pydantic.ValidationError as exc:
             raise CaseError(case_problems(exc, fields, cls)) from None
 
     def machine(self, base: Path) -> Topology:
         """The machine: the reference built, the overrides applied."""
-        overrides = {kind: figures.model_dump(exclude_none=True) for kind, figures in self.overrides.items()}
-        return build_machine(self.topology, overrides, base=base)
+        return build_machine(self.topology, self.overrides, base=base)
 
     def case(self, machine: Topology) -> Case:
         """The :class:`Case` on ``machine`` (from :meth:`machine`), its ranks and root checked against it.

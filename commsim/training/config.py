@@ -35,7 +35,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 from commsim.collectives import Collective
 from commsim.config import AlgorithmEntry, Overrides, SizeText, build_scenario_topology
 from commsim.errors import CommsimError, ScenarioError, known_name
-from commsim.scenario.cases import check_override_figures, file_cases
+from commsim.scenario.cases import file_cases
 from commsim.topology.builders import BUILDERS
 from commsim.topology.model import Topology
 from commsim.topology.schema import from_file
@@ -306,7 +306,6 @@ def parse_training_scenario(
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
-    check_override_figures(data.get("overrides"), node, source)
     scenario = validate_with_lines(TrainingScenario, data, node, source, ScenarioError)
     machines = _machines(scenario, node, source, base or Path.cwd())
     entries = [(entry.algorithm, entry.params, entry.label) for entry in scenario.sync]
