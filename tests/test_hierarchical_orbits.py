@@ -211,3 +211,14 @@ def test_algorithm_plans_the_compact_plan_and_it_verifies() -> None:
     )
     assert "pattern" in schedule.__dict__
     schedule.verify()
+
+
+@pytest.mark.parametrize("boxes", [(0, 2), (1, 2, 3)])
+def test_some_boxes_of_a_cluster_replay_by_orbit(boxes: tuple[int, ...]) -> None:
+    """Ranks in some boxes only: the rotation moves those boxes and leaves the idle ones in place."""
+    topology = _cluster(4)
+    ranks = [g for k in boxes for g in topology.boxes[k]]
+    per_send, compact = _plans(topology, ranks=ranks)
+    record = replay(compact, topology)
+    assert isinstance(record, OrbitRecord)
+    _assert_same_replay(replay(per_send, topology), record)
