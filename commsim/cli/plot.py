@@ -96,7 +96,7 @@ def simulate_runs(
     quiet: bool,
 ) -> list[Result]:
     """Every run of a scenario, or of the flags (algorithms outer, sizes inner), with a progress bar."""
-    from commsim.api import run_scenario, simulate
+    from commsim.api import run_scenario
     from commsim.report.progress import progress_iter
 
     if scenario is not None:
@@ -119,11 +119,13 @@ def simulate_runs(
         return run_scenario(loaded, progress=lambda cases: progress_iter(cases, "simulating", not quiet))
     if not topology or not algorithms:
         raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
-    flag_cases = [(a, s) for a in algorithms for s in sizes]
-    return [
-        simulate(topology, a, collective or "all_reduce", s, gpus=gpus, params=params)
-        for a, s in progress_iter(flag_cases, "simulating", not quiet)
-    ]
+    from commsim.api import simulate_case
+    from commsim.scenario.flags import flag_cases
+    from commsim.scenario.machine import build_machine
+
+    machine = build_machine(topology, gpus=gpus)
+    cases = flag_cases(machine, algorithms, collective or "all_reduce", sizes, params)
+    return [simulate_case(case) for case in progress_iter(cases, "simulating", not quiet)]
 
 
 def _runs(

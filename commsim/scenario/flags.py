@@ -33,7 +33,7 @@ def flag_cases(
     machine: Topology,
     algorithms: Sequence[str],
     collective: str,
-    sizes: Sequence[str],
+    sizes: Sequence[str | float],
     params: Mapping[str, Any],
 ) -> list[Case]:
     """Every (algorithm, size) case the flags ask for, algorithms outer.
@@ -46,7 +46,7 @@ def flag_cases(
         ``--algorithm`` (repeatable).
     collective : str
         ``--collective``.
-    sizes : sequence of str
+    sizes : sequence of str or float
         ``--size`` (repeatable).
     params : mapping
         ``--param KEY=VALUE``, values read as YAML.
