@@ -22,6 +22,7 @@ __all__ = [
     "Case",
     "FileRun",
     "explain",
+    "load_file",
     "parse_overrides",
     "run_file",
     "run_scenario",
@@ -214,8 +215,43 @@ def scenario_kind(text: str, source: str) -> Literal["collective", "training"]:
     return "training" if "workload" in data else "collective"
 
 
+def load_file(path: str | Path) -> Any:
+    """Read a scenario file once: a collective scenario, or a training one (top-level ``workload``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A scenario YAML file; relative paths in it start from its directory.
+
+    Returns
+    -------
+    commsim.config.LoadedScenario or commsim.training.LoadedTrainingScenario
+        Told apart by ``kind`` (``"collective"`` or ``"training"``); every
+        case checked, each problem at its line.
+
+    Raises
+    ------
+    ScenarioError
+        If the file is malformed (with its line).
+    """
+    from commsim.errors import ScenarioError
+    from commsim.yamlio import read_text, read_yaml
+
+    path = Path(path)
+    data, node = read_yaml(read_text(path, ScenarioError), str(path), ScenarioError)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: expected a mapping of scenario fields, got {type(data).__name__}")
+    if "workload" in data:
+        from commsim.training.config import training_from_data
+
+        return training_from_data(data, node, str(path), path.parent)
+    from commsim.config import scenario_from_data
+
+    return scenario_from_data(data, node, str(path), path.parent)
+
+
 def run_file(
-    path: str | Path,
+    path: Any,
     *,
     verify: bool | None = None,
     progress: Callable[[list[Any]], Iterable[Any]] | None = None,
@@ -224,8 +260,8 @@ def run_file(
 
     Parameters
     ----------
-    path : str or Path
-        A scenario YAML file.
+    path : str, Path, or what :func:`load_file` returned
+        A scenario YAML file (read once), or the file already loaded.
     verify : bool, optional
         As for :func:`simulate`; collective scenarios only.
     progress : callable, optional
@@ -243,21 +279,15 @@ def run_file(
     >>> [round(r.time_s * 1e3) for r in run.results]  # doctest: +SKIP
     [60, 80, 15, 15]
     """
-    from commsim.errors import ScenarioError
-    from commsim.yamlio import read_text
-
-    path = Path(path)
-    text = read_text(path, ScenarioError)
-    if scenario_kind(text, str(path)) == "training":
-        from commsim.training import parse_training_scenario, run_loaded_training
+    loaded = load_file(path) if isinstance(path, (str, Path)) else path
+    if loaded.kind == "training":
+        from commsim.training import run_loaded_training
 
         if verify is not None:
-            raise ScenarioError(f"{path}: verify applies to collective scenarios, not training scenarios")
-        training = parse_training_scenario(text, str(path), path.parent)
-        return FileRun("training", training.title, steps=run_loaded_training(training))
-    from commsim.config import parse_scenario
-
-    loaded = parse_scenario(text, str(path), path.parent)
+            raise ScenarioError(
+                f"{loaded.source}: verify applies to collective scenarios, not training scenarios"
+            )
+        return FileRun("training", loaded.title, steps=run_loaded_training(loaded))
     results = run_scenario(loaded, verify=verify, progress=progress)
     title = f"{loaded.scenario.name}: {loaded.collective} on {loaded.topology.name}"
     return FileRun("collective", title, results=results)

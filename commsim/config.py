@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 import pydantic
 from pydantic import BeforeValidator, Field, field_validator, model_validator
@@ -48,6 +48,7 @@ __all__ = [
     "build_scenario_topology",
     "load_scenario",
     "parse_scenario",
+    "scenario_from_data",
 ]
 
 
@@ -137,6 +138,8 @@ class Scenario(_Strict):
 class LoadedScenario:
     """A validated scenario: its topology built, its cases checked (algorithms outer, sizes inner)."""
 
+    kind: ClassVar[Literal["collective", "training"]] = "collective"
+
     scenario: Scenario
     topology: Topology
     collective: Collective
@@ -216,7 +219,7 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     ScenarioError
         With ``source:line:col`` for every problem.
     """
-    from commsim.yamlio import position, read_yaml, validate_with_lines
+    from commsim.yamlio import read_yaml
 
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
@@ -226,6 +229,21 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
             f"{source}: this is a training scenario (top-level 'workload'); "
             "load it with commsim.training.load_training_scenario"
         )
+    return scenario_from_data(data, node, source, base)
+
+
+def scenario_from_data(
+    data: dict[str, Any], node: yaml.Node | None, source: str, base: Path | None = None
+) -> LoadedScenario:
+    """Validate a scenario file's mapping (read once, with its node tree) and build its cases.
+
+    Raises
+    ------
+    ScenarioError
+        With ``source:line:col`` for every problem.
+    """
+    from commsim.yamlio import position, validate_with_lines
+
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)

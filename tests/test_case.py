@@ -222,3 +222,23 @@ def test_a_sweep_point_the_machine_refuses_is_a_row_error(tmp_path: Path) -> Non
     ok, refused = read_rows(tmp_path / "rows.jsonl")
     assert ok["error"] is None and ok["n_ranks"] == 4
     assert refused["error"] == "ranks: ranks=5 but topology 'pcie_4gpu_switch' has 4 GPUs (need 2..4)"
+
+
+@pytest.mark.parametrize("name", ["pcie_4gpu_sync_strategies.yaml", "resnet50_dgx1_overlap.yaml"])
+def test_a_scenario_file_is_read_once(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``commsim run FILE`` parses the file's YAML once, collective or training scenario alike."""
+    import commsim.yamlio as yamlio
+
+    path = str(Path(__file__).resolve().parent.parent / "scenarios" / name)
+    real, sources = yamlio.read_yaml, []
+
+    def counted(text: str, source: str, *args: object, **kwargs: object) -> object:
+        sources.append(source)
+        return real(text, source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(yamlio, "read_yaml", counted)
+    code, err = run_cli(["run", path, "--format", "json"], capsys)
+    assert code == 0, err
+    assert sources.count(path) == 1

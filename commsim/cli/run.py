@@ -1,9 +1,9 @@
 """``commsim run`` and ``commsim recommend``: parse, call the API, render.
 
-The decisions live in the API: :func:`commsim.run_file` tells collective
-from training scenarios, :func:`commsim.scenario.flags.flag_cases` makes
-the flags' cases (checked as a file's are), :func:`commsim.api.simulate_case`
-runs one,
+The decisions live in the API: :func:`commsim.api.load_file` reads a
+scenario file once and tells collective from training scenarios,
+:func:`commsim.scenario.flags.flag_cases` makes the flags' cases (checked
+as a file's are), :func:`commsim.api.simulate_case` runs one,
 :func:`commsim.explain` says what a model chose. Flags that do not apply to
 the input given are refused by name.
 """
@@ -92,14 +92,14 @@ def run(
 
     if scenario is not None:
         reject_flags(ctx, _CASE_FLAGS, _WITH_FILE)
-        from commsim.api import scenario_kind
+        from commsim.api import load_file
 
-        kind = scenario_kind(_read(scenario), str(scenario))
-        if kind == "training":
+        loaded = load_file(scenario)  # read once: a collective or a training scenario
+        if loaded.kind == "training":
             reject_flags(ctx, ("verify", "explain"), "to a training scenario")
-            _run_training(scenario, form, trace)
+            _run_training(loaded, form, trace)
             return
-        run_ = commsim.run_file(scenario, verify=verify, progress=progress)
+        run_ = commsim.run_file(loaded, verify=verify, progress=progress)
         results, title = run_.results, run_.title
     else:
         if not topology or not algorithm:
@@ -123,13 +123,6 @@ def run(
     _render(results, form, title)
 
 
-def _read(path: Path) -> str:
-    from commsim.errors import ScenarioError
-    from commsim.yamlio import read_text
-
-    return read_text(path, ScenarioError)
-
-
 def _render(results: list[Result], form: str, title: str | None) -> None:
     from commsim.report import results_csv, results_json, results_table, winners_table
 
@@ -143,14 +136,14 @@ def _render(results: list[Result], form: str, title: str | None) -> None:
             out.print(winners_table(results))
 
 
-def _run_training(path: Path, form: str, trace: Path | None) -> None:
-    """A training scenario (top-level ``workload:``): steps, best bucket sizes, scaling."""
+def _run_training(loaded: Any, form: str, trace: Path | None) -> None:
+    """A training scenario (top-level ``workload:``), loaded: steps, best bucket sizes, scaling."""
     import commsim
     from commsim.training import training_json, training_report
 
     if form == "csv":
         raise CommsimError("--format csv is not available for training scenarios; use --format json")
-    run_ = commsim.run_file(path)
+    run_ = commsim.run_file(loaded)
     if trace is not None:
         from commsim.training import write_step_trace
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, Literal
 
 import pydantic
 import yaml
@@ -55,6 +55,7 @@ __all__ = [
     "is_training_scenario",
     "load_training_scenario",
     "parse_training_scenario",
+    "training_from_data",
 ]
 
 
@@ -234,6 +235,7 @@ class LoadedTrainingScenario:
     bucket_nbytes: list[int]
     optimizer_s: float
     source: str
+    kind: ClassVar[Literal["collective", "training"]] = "training"
 
     @property
     def title(self) -> str:
@@ -306,6 +308,19 @@ def parse_training_scenario(
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
+    return training_from_data(data, node, source, base)
+
+
+def training_from_data(
+    data: dict[str, Any], node: yaml.Node | None, source: str, base: Path | None = None
+) -> LoadedTrainingScenario:
+    """Validate a training scenario file's mapping (read once, with its node tree).
+
+    Raises
+    ------
+    ScenarioError, TrainingError
+        As :func:`parse_training_scenario`.
+    """
     scenario = validate_with_lines(TrainingScenario, data, node, source, ScenarioError)
     machines = _machines(scenario, node, source, base or Path.cwd())
     entries = [(entry.algorithm, entry.params, entry.label) for entry in scenario.sync]
