@@ -18,7 +18,11 @@ Defaults and where they come from:
   transport as InfiniBand, so the same losses), GPUDirect-TCPXO 0.90 (fit:
   the one development log over TCPXO, 2 x a3-megagpu-8g, reaches 180 GB/s
   algorithm bandwidth of 8 x 200 Gbit/s = 200 GB/s at 8 GiB with NCCL's
-  2-node tree; one log, so about +-0.05). Inter-socket links 0.80.
+  2-node tree; one log, so about +-0.05). Inter-socket links 0.80. AMD
+  xGMI between GPUs 0.75: RCCL's own usable bandwidth per link
+  (``src/graph/topo.h``: ``GFX94X_XGMI_WIDTH`` 48.0 GB/s for MI300X-class
+  gfx942, ``GFX95X_XGMI_WIDTH`` 48.0 for gfx950) over the 64 GB/s per
+  direction of the ``xgmi_gpu`` link those boards have.
 - ``shm_efficiency``: without GPU peer-to-peer, NCCL copies through pinned
   host memory: the GPU writes over PCIe into DRAM, the peer reads it back;
   the effective PCIe rate is about half of nominal (the GPU copy engines and
@@ -35,8 +39,9 @@ Defaults and where they come from:
   RTX 4090, A100 SXM4, two H100 SXM5 boards), whose times up to 1 KiB are
   flat at ``g x launch_s``: per-log values 4.0-6.1 us, per-machine medians
   4.0, 4.2, 4.4, 4.9, 5.2, 5.7 and 6.1 us (median 4.9, standard deviation
-  0.7 us). A host with a faster CPU or driver issues faster; calibration
-  fits it per host.
+  0.7 us; ``commsim.calibrate.defaults.host_issue_per_gpu_s`` derives it).
+  A host with a faster CPU or driver issues faster; calibration fits it per
+  host.
 - ``kernel_s``: the GPUs' fixed cost of one call beyond NCCL's latency
   tables: starting and ending the kernel. 3.6 us: the intercept of time
   against size of the one-GPU copies of 16 MiB to 1 GiB on one H100 SXM
@@ -80,6 +85,7 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "ethernet": 0.70,
     "inter_socket": 0.80,
     "host_memory": 1.0,
+    "xgmi": 48.0 / 64.0,
 }
 """Fraction of nominal bandwidth NCCL reaches, per link family."""
 
