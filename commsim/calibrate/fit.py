@@ -5,8 +5,11 @@ so that the model's predicted times match the measured ones, by least
 squares on the log time ratio ``log(predicted / measured)`` over every size
 of every log given (a relative error, so 8 B and 8 GiB weigh alike).
 
-The fittable parameters are ``efficiency.<family>`` (one per link family,
-e.g. ``efficiency.nvlink``, ``efficiency.infiniband``), ``shm_efficiency``,
+The fittable parameters are ``efficiency.<kind>`` for network links (one
+per NIC generation and transport, e.g. ``efficiency.ib_ndr``,
+``efficiency.efa_v2``: a pooled fit never lends one generation's figure to
+another), ``efficiency.<family>`` for the rest (one per link family or
+NVLink generation, e.g. ``efficiency.nvlink4``, ``efficiency.pcie``), ``shm_efficiency``,
 ``nvls_efficiency``, ``latency_scale`` and ``launch_s``. They are fitted as
 logarithms, so they stay positive; efficiencies are clamped to (0, 1].
 The solver is SciPy's trust-region reflective least squares
@@ -16,7 +19,7 @@ parameter) with central finite-difference Jacobians in log space
 
 Logs of different machines (GPU model, board, node count or network) are
 refused unless ``across_machines=True`` asks for parameters shared by every
-machine (per link family, as the leave-one-machine-out study of
+machine (per network kind and link family, as the leave-one-machine-out study of
 ``tools/validation_table.py`` fits them): :mod:`commsim.calibrate.fit_checks`.
 Fitted values a real machine does not give (a latency scale of 0.1, an
 efficiency on its bound of 1) come back as warnings
@@ -80,7 +83,7 @@ from commsim.errors import CalibrationError, UnknownNameError
 from commsim.nccl.machine import analyse
 from commsim.nccl.model import NcclModel
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
-from commsim.topology.linkkinds import FAMILIES
+from commsim.topology.linkkinds import FAMILIES, LINK_KINDS
 from commsim.topology.model import Topology
 
 __all__ = [
@@ -94,7 +97,12 @@ __all__ = [
 ]
 
 _FAMILY_ORDER = tuple(DEFAULT_EFFICIENCY) + tuple(sorted(FAMILIES - set(DEFAULT_EFFICIENCY)))
+NETWORK_KINDS: tuple[str, ...] = tuple(
+    kind for kind, entry in LINK_KINDS.items() if entry.family in ("infiniband", "ethernet")
+)
+"""Network link kinds, each fitted on its own (one NIC generation and transport: ``ib_ndr``, ``efa_v2``)."""
 FITTABLE: tuple[str, ...] = (
+    *(f"efficiency.{kind}" for kind in NETWORK_KINDS),
     *(f"efficiency.{family}" for family in _FAMILY_ORDER),
     "shm_efficiency",
     "nvls_efficiency",
@@ -265,10 +273,14 @@ def fit(
 
     """
     base = base or NcclParams()
-    candidates = [name for name in _check_request(fit) if name not in set(_check_request(list(keep)))]
     cases = _unique_keys([_case(i, item, base, topology, nic) for i, item in enumerate(logs)])
     if not cases:
         raise CalibrationError("no logs to fit")
+    candidates = [name for name in _check_request(fit) if name not in set(_check_request(list(keep)))]
+    if fit is None:  # a network kind no log's machine has is not even tried
+        present = {link.kind for case in cases for link in case.topology.links}
+        absent = {f"efficiency.{kind}" for kind in NETWORK_KINDS if kind not in present}
+        candidates = [name for name in candidates if name not in absent]
     if not across_machines:
         check_one_machine([(c.key, c.machine) for c in cases])
     rows = sum(len(c.nbytes) for c in cases)

@@ -20,6 +20,7 @@ from commsim.calibrate.fit_checks import MachineKey
 from commsim.collectives import Collective
 from commsim.nccl.model import NcclModel
 from commsim.nccl.params import NcclParams
+from commsim.topology.linkkinds import LINK_KINDS
 from commsim.topology.model import Topology
 
 __all__ = ["Case", "Problem", "get_value", "log_bounds", "solve", "value_text", "with_values"]
@@ -60,8 +61,14 @@ def value_text(name: str, value: float) -> str:
 
 
 def get_value(params: NcclParams, name: str) -> float:
+    """The value ``name`` has in ``params``: for a network kind, the efficiency its links run at
+    (the kind's, else its transport's, else its family's)."""
     if name.startswith("efficiency."):
-        return params.family_efficiency(name.split(".", 1)[1])
+        key = name.split(".", 1)[1]
+        entry = LINK_KINDS.get(key)
+        if entry is not None and entry.family in ("infiniband", "ethernet"):
+            return params.network_efficiency(key, entry.transport, entry.family)
+        return params.family_efficiency(key)
     return float(getattr(params, name))
 
 
