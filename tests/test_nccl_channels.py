@@ -7,7 +7,7 @@ import pytest
 from commsim.algorithms import Problem
 from commsim.collectives import Collective
 from commsim.nccl.channels import ring_packing_busbw
-from commsim.nccl.model import predict
+from commsim.nccl.model import NcclModel, predict
 from commsim.nccl.params import NcclParams
 from commsim.topology import get_topology
 from commsim.topology.model import Device, PhysicalLink, Topology
@@ -109,3 +109,15 @@ def test_efa_step_overhead_fitted_on_p3dn_carries_to_p4d() -> None:
     smallest = p4d.rows[0]
     assert smallest.nbytes == 8 and smallest.measured_time_s == pytest.approx(158.9e-6)
     assert abs(smallest.error) < 0.15
+
+
+def test_mi300x_rings_run_at_rccls_usable_xgmi_bandwidth() -> None:
+    """An 8 x MI300X board: every GPU has 7 xGMI links of 64 GB/s per direction, one to each peer.
+
+    NCCL's (RCCL's) packed rings use every link, so the ring bus bandwidth is 7 x 64 GB/s at RCCL's
+    usable fraction 48/64 (src/graph/topo.h, GFX94X_XGMI_WIDTH 48.0): 7 x 48 = 336 GB/s.
+    """
+    box = get_topology("xgmi_box")
+    model = NcclModel.of(box)
+    _, bandwidths = model.bandwidths(tuple(box.gpus), Collective.ALL_REDUCE)
+    assert bandwidths.intra_Bps == pytest.approx(7 * 48e9, rel=1e-9)
