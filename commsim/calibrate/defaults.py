@@ -1,0 +1,136 @@
+"""Where the NCCL model's fitted defaults come from, so that they can be derived again without a machine.
+
+Most of :class:`~commsim.nccl.params.NcclParams`' defaults are NCCL's own
+figures (``tuning.cc``, ``topo.h``) or datasheet ratios. A few are fits to the
+development logs (``tests/data``); :data:`FITTED` names each, the logs it was
+fitted on and what the model uses without it. A leave-one-machine-out study
+(``tools/validation_table.py``) must not predict a log with a constant fitted
+on that log's own machine: :func:`without_machine` gives the defaults as they
+would be had the machine's logs never been seen, re-deriving ``launch_s``
+from the other machines (:func:`host_issue_per_gpu_s`) and falling back,
+for a constant fitted only on this machine, to the model without it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from commsim.calibrate.validate import Validation
+from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
+
+__all__ = ["FITTED", "HOST_ISSUE_MAX_BYTES", "Fitted", "host_issue_per_gpu_s", "without_machine"]
+
+HOST_ISSUE_MAX_BYTES = 1024
+"""Sizes up to this many bytes measure the host's issue time in a single-process ``-g N`` run."""
+
+ONE_GPU_LOGS = (
+    "all_gather_1gpu.txt",
+    "all_reduce_1gpu.txt",
+    "alltoall_1gpu.txt",
+    "broadcast_1gpu.txt",
+    "reduce_scatter_1gpu.txt",
+    "sendrecv_1gpu.txt",
+)
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A default fitted on development logs.
+
+    Attributes
+    ----------
+    logs : tuple of str
+        File names of the logs it was fitted on (all of one machine).
+    fallback : float or None
+        The value the model takes without those logs: the model without the
+        term (0 for an added latency), the family's figure for an efficiency,
+        a physical bound; None where another rule gives it (``one_rank_s``
+        falls back to ``launch_s``: a one-rank call is one issue by the host).
+    why : str
+        What the fallback means.
+    """
+
+    logs: tuple[str, ...]
+    fallback: float | None
+    why: str
+
+
+FITTED: dict[str, Fitted] = {
+    "transport_latency_s.efa": Fitted(
+        ("V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt",), 0.0, "no overhead beyond the links"
+    ),
+    "transport_latency_s.socket": Fitted(
+        ("A10G-AWS-g5.2xlarge_all_reduce_2gpu_2node-TCP-socket_1.txt",), 0.0, "no overhead beyond the links"
+    ),
+    "transport_latency_s.tcpxo": Fitted(
+        ("H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt",),
+        0.0,
+        "no overhead beyond the links",
+    ),
+    "efficiency.tcpxo": Fitted(
+        ("H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt",),
+        DEFAULT_EFFICIENCY["ethernet"],
+        "the Ethernet family's figure",
+    ),
+    "kernel_s": Fitted(ONE_GPU_LOGS[:2] + ONE_GPU_LOGS[3:5], 0.0, "no fixed GPU cost beyond NCCL's tables"),
+    "one_rank_s": Fitted(ONE_GPU_LOGS, None, "launch_s: a one-rank call is one issue by the host"),
+    "local_copy_efficiency": Fitted(
+        ONE_GPU_LOGS, 0.5, "a copy reads and writes every byte: half the memory bandwidth"
+    ),
+}
+"""Defaults fitted on one machine's development logs (``launch_s`` is fitted on seven machines'
+logs and re-derived by :func:`host_issue_per_gpu_s` instead)."""
+
+
+def host_issue_per_gpu_s(machines: Iterable[Sequence[Validation]]) -> float | None:
+    """``launch_s`` from the single-process ``-g N`` logs among ``machines`` (each a machine's logs).
+
+    In such a run the host issues N launches per call while the GPUs wait,
+    so sizes up to :data:`HOST_ISSUE_MAX_BYTES` take N x the issue time:
+    per log the median over those sizes of time / N, per machine the median
+    of its logs, and the median over machines (so a machine with many logs
+    counts once). None when no machine has such a log.
+    """
+    per_machine = []
+    for logs in machines:
+        values = []
+        for v in logs:
+            g = v.inference.gpus_per_thread
+            small = [r.measured_time_s for r in v.rows if r.nbytes <= HOST_ISSUE_MAX_BYTES]
+            if g > 1 and len(v.inference.ranks) > 1 and small:
+                values.append(statistics.median(small) / g)
+        if values:
+            per_machine.append(statistics.median(values))
+    return statistics.median(per_machine) if per_machine else None
+
+
+def without_machine(
+    machine_logs: Iterable[str],
+    other_machines: Iterable[Sequence[Validation]],
+    base: NcclParams | None = None,
+) -> NcclParams:
+    """The defaults as they would be without one machine's logs (``machine_logs``: their file names).
+
+    ``launch_s`` is derived again from ``other_machines``; every constant of
+    :data:`FITTED` whose logs are all among ``machine_logs`` takes its fallback.
+    """
+    base = base or NcclParams()
+    held = set(machine_logs)
+    data = base.model_dump()
+    data["efficiency"] = dict(data["efficiency"])
+    data["transport_latency_s"] = dict(data["transport_latency_s"])
+    launch = host_issue_per_gpu_s(other_machines)
+    if launch is not None:
+        data["launch_s"] = launch
+    for name, fitted in FITTED.items():
+        if not set(fitted.logs) <= held:
+            continue
+        value = data["launch_s"] if fitted.fallback is None else fitted.fallback
+        if "." in name:
+            table, key = name.split(".", 1)
+            data[table][key] = value
+        else:
+            data[name] = value
+    return NcclParams.model_validate(data)
