@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from commsim.algorithms import Problem, make_algorithm
 from commsim.collectives import Collective
@@ -18,6 +18,10 @@ from commsim.topology.model import Topology
 from commsim.units import format_size
 from commsim.verify import should_verify
 
+if TYPE_CHECKING:  # the file readers (PyYAML) are imported when a file is read
+    from commsim.config import LoadedScenario
+    from commsim.training.config import LoadedTrainingScenario
+
 __all__ = [
     "Case",
     "FileRun",
@@ -26,7 +30,6 @@ __all__ = [
     "parse_overrides",
     "run_file",
     "run_scenario",
-    "scenario_kind",
     "select_ranks",
     "simulate",
     "simulate_case",
@@ -143,7 +146,9 @@ def simulate_case(case: Case, verify: bool | None = None) -> Result:
 
 
 def run_scenario(
-    loaded: Any, verify: bool | None = None, progress: Callable[[list[Any]], Iterable[Any]] | None = None
+    loaded: LoadedScenario,
+    verify: bool | None = None,
+    progress: Callable[[list[Any]], Iterable[Any]] | None = None,
 ) -> list[Result]:
     """Every case of a loaded scenario (algorithms outer, sizes inner).
 
@@ -198,24 +203,7 @@ class FileRun:
     steps: list[Any] = field(default_factory=list)
 
 
-def scenario_kind(text: str, source: str) -> Literal["collective", "training"]:
-    """Whether scenario YAML ``text`` is a training scenario (top-level ``workload``).
-
-    Raises
-    ------
-    ScenarioError
-        If the text is no YAML mapping (with its line).
-    """
-    from commsim.errors import ScenarioError
-    from commsim.yamlio import read_yaml
-
-    data, _ = read_yaml(text, source, ScenarioError)
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
-    return "training" if "workload" in data else "collective"
-
-
-def load_file(path: str | Path) -> Any:
+def load_file(path: str | Path) -> LoadedScenario | LoadedTrainingScenario:
     """Read a scenario file once: a collective scenario, or a training one (top-level ``workload``).
 
     Parameters
@@ -251,7 +239,7 @@ def load_file(path: str | Path) -> Any:
 
 
 def run_file(
-    path: Any,
+    path: str | Path | LoadedScenario | LoadedTrainingScenario,
     *,
     verify: bool | None = None,
     progress: Callable[[list[Any]], Iterable[Any]] | None = None,
@@ -279,8 +267,10 @@ def run_file(
     >>> [round(r.time_s * 1e3) for r in run.results]  # doctest: +SKIP
     [60, 80, 15, 15]
     """
+    from commsim import config
+
     loaded = load_file(path) if isinstance(path, (str, Path)) else path
-    if loaded.kind == "training":
+    if not isinstance(loaded, config.LoadedScenario):  # a training scenario
         from commsim.training import run_loaded_training
 
         if verify is not None:
