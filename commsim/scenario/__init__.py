@@ -1,7 +1,11 @@
-"""Scenarios as checked data: what is validated where, and how errors are worded.
+"""Scenarios as checked data: one model of a case, and where its problems are reported.
 
-:mod:`.messages` words pydantic's errors for users; :mod:`.cases` checks a
-scenario's cases (algorithm against collective, parameters against the
-algorithm's own model, ranks and root against the machine) before anything
-runs, each error at its line.
+:mod:`.case` holds :class:`~commsim.scenario.case.Case` (machine, ranks,
+collective, size in whole bytes, algorithm with parameters checked by its
+own ``Params``, root), the one model every way in builds; :mod:`.machine`
+turns a topology reference plus overrides into the machine (one function
+for flags, files and sweeps); :mod:`.point` checks a sweep point as a case
+before its machine is built; :mod:`.cases` and :mod:`.flags` make a file's
+and the flags' cases, each problem at its line or flag; :mod:`.messages`
+words pydantic's errors for users.
 """
