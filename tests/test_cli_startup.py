@@ -27,7 +27,8 @@ sys.argv = ["commsim", *json.loads(sys.argv[1])]
 try:
     main()
 except SystemExit as exc:
-    code = exc.code
+    if exc.code:
+        raise
 sys.stdout.flush()
 print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 """
@@ -70,7 +71,10 @@ def test_run_imports_only_what_it_runs() -> None:
 
     Not loaded: the other commands' modules, the other algorithm families,
     the NCCL plugin (so the entry points were not read), the scenario schema
-    (``commsim.config``), plotting and graph libraries.
+    (``commsim.config``), plotting and graph libraries; the machine classes
+    and the cluster builder (a ``ring`` is built); the file reader (PyYAML);
+    ``numpy.ma`` (``np.unique`` imports it on first use; the verifier does
+    not call it); rich's emoji table (the consoles read no emoji codes).
     """
     text, modules = fresh("run", "--topology", "ring", "--gpus", "8", "--algorithm", "ring", "--size", "1G")
     assert "all_reduce on ring_8" in text and "1 GiB" in text
@@ -80,6 +84,42 @@ def test_run_imports_only_what_it_runs() -> None:
         "commsim.algorithms.ring"
     }
     assert not modules & {"commsim.nccl", "commsim.config", "matplotlib", "networkx", "scipy"}
+    assert not modules & {"commsim.topology.machines", "commsim.topology.cluster", "yaml"}
+    assert not modules & {"numpy.ma", "rich._emoji_codes"}
+
+
+def test_builders_list_every_machine_class_in_order() -> None:
+    """The builder table names the builders of other modules without importing them; it lists them all.
+
+    The order is the one ``commsim topologies`` shows: the teaching graphs,
+    ``cluster``, then :data:`commsim.topology.machines.MACHINES` in its order.
+    """
+    from commsim.topology.builders import BUILDERS, cluster, fully_connected, ring
+    from commsim.topology.machines import MACHINES
+
+    assert list(BUILDERS) == ["ring", "fully_connected", "cluster", *MACHINES]
+    assert len(BUILDERS) == len(MACHINES) + 3
+    assert dict(BUILDERS) == {
+        "ring": ring,
+        "fully_connected": fully_connected,
+        "cluster": cluster,
+        **MACHINES,
+    }
+    assert "no_such_box" not in BUILDERS
+    with pytest.raises(KeyError):
+        BUILDERS["no_such_box"]
+
+
+def test_emoji_codes_in_a_label_are_printed_as_typed(tmp_path: Path) -> None:
+    """A label with an emoji code (``:x:`` is rich's cross mark) reaches the table as typed."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: s\ntopology: pcie_4gpu_switch\ncollective: all_reduce\nsizes: [1 MB]\n"
+        "algorithms:\n  - {algorithm: ring, label: 'ring :x: one'}\n"
+    )
+    text, _ = fresh("run", str(scenario))
+    assert "ring :x: one" in text
+    assert "\u274c" not in text
 
 
 def test_a_misspelt_command_is_refused_with_the_nearest_name(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,8 @@
 Every command prints through these two. Text that came from the user (file
 names, labels, names in error messages) goes through :func:`say` or
 :func:`escape` first, so that ``--algorithm '[bold]ring'`` is shown as typed
-and not read as console markup.
+and not read as console markup. Emoji codes are not read either (a label
+``a:x:b`` stays as typed; and rich's emoji table, 2 ms, is not loaded).
 
 Width: a terminal's own width; when stdout is piped, ``COLUMNS`` if set,
 else 200 columns (tables wrap link names at separators, never mid-word).
@@ -26,10 +27,10 @@ def _result_width() -> int | None:
     return 200
 
 
-out = Console(width=_result_width())
+out = Console(width=_result_width(), emoji=False)
 """Results: tables and reports on stdout."""
 
-err = Console(stderr=True, soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 """Messages: files written, progress, warnings and errors, on stderr."""
 
 

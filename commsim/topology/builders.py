@@ -8,14 +8,16 @@ the families that are parametrised by size: teaching graphs (``ring``,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from commsim.errors import TopologyError, UnknownNameError
-from commsim.topology.cluster import cluster
-from commsim.topology.machines import MACHINES
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.units import parse_bandwidth, parse_time
+
+if TYPE_CHECKING:
+    from commsim.topology.cluster import cluster
 
 __all__ = ["BUILDERS", "build", "cluster", "fully_connected", "ring"]
 
@@ -87,17 +89,65 @@ def fully_connected(
     )
 
 
-BUILDERS: dict[str, Callable[..., Topology]] = {
-    "ring": ring,
-    "fully_connected": fully_connected,
-    "cluster": cluster,
-    **MACHINES,
+_ELSEWHERE = {
+    "cluster": "commsim.topology.cluster",
+    "nvswitch_box": "commsim.topology.machines.nvidia",
+    "nvlink_mesh_box": "commsim.topology.machines.nvidia",
+    "bridged_pairs_box": "commsim.topology.machines.pcie",
+    "pcie_box": "commsim.topology.machines.pcie",
+    "xgmi_box": "commsim.topology.machines.amd",
+    "nvl72_rack": "commsim.topology.machines.nvidia",
 }
+"""The builders defined in other modules, by name, in the order listed: ``cluster`` and
+:data:`commsim.topology.machines.MACHINES` (a test checks the two agree)."""
+
+
+class _Builders(Mapping[str, Callable[..., Topology]]):
+    """Builders by name; one defined in another module is imported when it is first looked up.
+
+    A machine made by ``ring`` or ``fully_connected`` (every small run) then
+    does not load the machine classes and the cluster builder (5-7 ms).
+    """
+
+    def __init__(self, here: dict[str, Callable[..., Topology]], elsewhere: dict[str, str]) -> None:
+        self._here = here
+        self._elsewhere = elsewhere
+
+    def __getitem__(self, name: str) -> Callable[..., Topology]:
+        if name not in self._here:
+            builder = getattr(importlib.import_module(self._elsewhere[name]), name)  # KeyError if unknown
+            self._here[name] = builder
+        return self._here[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from ("ring", "fully_connected", *self._elsewhere)
+
+    def __len__(self) -> int:
+        return 2 + len(self._elsewhere)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._here or name in self._elsewhere
+
+    def __repr__(self) -> str:
+        return f"BUILDERS({', '.join(self)})"
+
+
+BUILDERS: Mapping[str, Callable[..., Topology]] = _Builders(
+    {"ring": ring, "fully_connected": fully_connected}, _ELSEWHERE
+)
 """Builders by name; each takes keyword parameters (``gpus``, ``kind``, ``box``, ``nodes``, ...).
 
 The machine classes of :mod:`commsim.topology.machines` (``nvswitch_box``,
 ``nvlink_mesh_box``, ``bridged_pairs_box``, ``pcie_box``, ``xgmi_box``,
-``nvl72_rack``) are among them."""
+``nvl72_rack``) are among them, and ``cluster``; each is imported when it is
+first looked up."""
+
+
+def __getattr__(name: str) -> Any:
+    """``cluster``, re-exported here, imported on first use."""
+    if name == "cluster":
+        return BUILDERS["cluster"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build(name: str, **params: Any) -> Topology:
