@@ -88,3 +88,29 @@ def test_a_machines_own_constants_fall_back_without_its_logs(machines: list[list
     assert tcpxo.network_efficiency("tcpxo_200g", "tcpxo", "ethernet") == 0.70
     assert tcpxo.transport_latency("tcpxo") == 0.0
     assert NcclParams().network_efficiency("tcpxo_200g", "tcpxo", "ethernet") == 0.90
+
+
+def test_validate_says_what_a_transports_latency_rests_on() -> None:
+    """A socket run's small sizes rest on an overhead fitted on one other log (59 us, the g5.2xlarge
+    log): validate says so in its warnings; over RoCE no overhead is known and NCCL's InfiniBand
+    table stands in, which it says too; over InfiniBand, NCCL's own table applies and nothing is said;
+    a calibrated overhead is the machine's own, so nothing is said either."""
+    from commsim.calibrate.inference import RunOptions
+
+    a10g = validate_file(
+        DATA / "A10G-AWS-g5.2xlarge_all_reduce_2gpu_2node-TCP-socket_1.txt",
+        options=RunOptions(nic="tcp_10g", nics_per_node=1),
+    )
+    (note,) = a10g.notes()
+    assert "socket transport's overhead per network step (59 us) is fitted on one development log" in note
+    assert note in a10g.to_json()["warnings"]
+    p3dn = DATA / "V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt"
+    roce = validate_file(p3dn, options=RunOptions(nic="roce_100g", nics_per_node=1))
+    assert roce.notes() == [
+        "no overhead per network step is known for the roce transport: the model prices its network "
+        "steps with NCCL's own latency table, made for InfiniBand; sizes below 64 KiB rest on it; "
+        "'commsim calibrate' on this machine's logs fits a latency scale for it"
+    ]
+    assert validate_file(p3dn, options=RunOptions(nic="ib_hdr", nics_per_node=1)).notes() == []
+    own = NcclParams(transport_latency_s={"efa": 40e-6})
+    assert validate_file(p3dn, options=RunOptions(nic="efa_v1", nics_per_node=1), params=own).notes() == []

@@ -16,11 +16,21 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from commsim.calibrate.validate import Validation
-from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
+from commsim.nccl.params import DEFAULT_EFFICIENCY, DEFAULT_TRANSPORT_LATENCY_s, NcclParams
 
-__all__ = ["FITTED", "HOST_ISSUE_MAX_BYTES", "Fitted", "host_issue_per_gpu_s", "without_machine"]
+if TYPE_CHECKING:
+    from commsim.calibrate.validate import Validation
+
+__all__ = [
+    "FITTED",
+    "HOST_ISSUE_MAX_BYTES",
+    "Fitted",
+    "host_issue_per_gpu_s",
+    "transport_note",
+    "without_machine",
+]
 
 HOST_ISSUE_MAX_BYTES = 1024
 """Sizes up to this many bytes measure the host's issue time in a single-process ``-g N`` run."""
@@ -134,3 +144,27 @@ def without_machine(
         else:
             data[name] = value
     return NcclParams.model_validate(data)
+
+
+def transport_note(transport: str | None, params: NcclParams) -> str | None:
+    """What the model's latency of a network ``transport`` rests on, when it is not NCCL's own table.
+
+    None for InfiniBand (NCCL's ``hwLat`` NET row is made for it), for no network, and for a
+    transport whose overhead ``params`` sets (a calibration). Otherwise a sentence for the user:
+    the one log a default overhead was fitted on, or that there is none and NCCL's table stands in.
+    """
+    if transport in (None, "ib") or transport in params.transport_latency_s:
+        return None
+    calibrate = "'commsim calibrate' on this machine's logs fits a latency scale for it"
+    remedy = f"sizes below 64 KiB rest on it; {calibrate}"
+    if transport in DEFAULT_TRANSPORT_LATENCY_s:
+        logs = FITTED[f"transport_latency_s.{transport}"].logs
+        overhead = DEFAULT_TRANSPORT_LATENCY_s[transport] * 1e6
+        return (
+            f"the {transport} transport's overhead per network step ({overhead:.0f} us) is fitted on one "
+            f"development log ({', '.join(logs)}), not measured on this machine: {remedy}"
+        )
+    return (
+        f"no overhead per network step is known for the {transport} transport: the model prices its "
+        f"network steps with NCCL's own latency table, made for InfiniBand; {remedy}"
+    )

@@ -118,6 +118,16 @@ class Validation:
         """Median and max absolute time error: all sizes, >= 64 MiB, < 64 KiB."""
         return error_summary((r.nbytes, r.error) for r in self.rows)
 
+    def notes(self) -> list[str]:
+        """What the prediction rests on that neither the log nor NCCL's tables say (for the user)."""
+        from commsim.calibrate.defaults import transport_note
+        from commsim.topology.linkkinds import LINK_KINDS
+
+        network = self.inference.facts.get("network")
+        entry = LINK_KINDS.get(str(network.value)) if network is not None else None
+        note = transport_note(entry.transport if entry is not None else None, self.params)
+        return [note] if note else []
+
     def verdict(self) -> str:
         """Whether the measurement is what this machine should reach at large sizes.
 
@@ -177,7 +187,7 @@ class Validation:
                 for r in self.rows
             ],
             "summary": self.summary(),
-            "warnings": list(self.log.warnings) + list(inference.warnings),
+            "warnings": list(self.log.warnings) + list(inference.warnings) + self.notes(),
             "verdict": self.verdict(),
             "judgement": self._judgement(),
         }
