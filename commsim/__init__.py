@@ -6,7 +6,7 @@ The short API::
     r = commsim.simulate(topology="dgx1_v100", algorithm="multi_ring",
                          collective="all_reduce", size="160 MB")
     r.time_s, r.busbw_Bps, r.bottleneck, r.link_utilisation
-    r.plot_timeline("timeline.png")
+    commsim.plot_timeline(r, "timeline.png")
 
     run = commsim.run_file("scenarios/pcie_4gpu_sync_strategies.yaml")
     commsim.explain(commsim.simulate("dgx_a100", "nccl", size="1 GB"))
