@@ -133,3 +133,44 @@ def test_a_misspelt_command_is_refused_with_the_nearest_name(capsys: pytest.Capt
         sys.argv = old
     assert info.value.code == 2
     assert "Did you mean 'run'?" in capsys.readouterr().err
+
+
+def end_of(env: dict[str, str]) -> list[str]:
+    """The last two lines of a fresh ``commsim run`` (4-GPU ring): what the process ends with.
+
+    They come from exit handlers registered before ``main``, which run after
+    ``main``'s own (last in, first out).
+    """
+    probe = (
+        "import atexit, gc, os, sys\n"
+        "atexit.register(lambda: print('FROZEN', gc.get_freeze_count() > 0))\n"
+        "atexit.register(lambda: print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS')))\n"
+        "from commsim.cli import main\n"
+        "sys.argv = ['commsim', 'run', '--topology', 'ring', '--gpus', '4', '--algorithm', 'ring',"
+        " '--size', '1M']\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "all_reduce on ring_4" in proc.stdout
+    return proc.stdout.rstrip().splitlines()[-2:]
+
+
+def test_objects_are_frozen_at_exit_after_the_output() -> None:
+    """A finished command leaves its objects out of the interpreter's last collections.
+
+    :func:`gc.freeze`, after the whole table was printed.
+    """
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    assert end_of(env)[1] == "FROZEN True"
+
+
+@pytest.mark.parametrize(("given", "used"), [(None, "1"), ("2", "2")])
+def test_numpy_starts_one_blas_thread_unless_told(given: str | None, used: str) -> None:
+    """The command sets ``OPENBLAS_NUM_THREADS=1`` before numpy is imported; a user's value stays."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    assert end_of(env)[0] == f"BLAS {used}"
