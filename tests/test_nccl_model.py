@@ -139,6 +139,28 @@ def test_two_node_tree_carries_the_whole_buffer_once_per_nic_direction() -> None
     assert cands[("ring", "Simple")] == pytest.approx(90e9 * 16 / 30, rel=1e-9)
 
 
+def test_two_node_tree_pays_its_protocol_on_the_nics() -> None:
+    """The two-node bound is the NICs' bytes, and LL and LL128 put more bytes on them than they carry:
+    NCCL's tree factors beyond one node apply to the network too (its busBw includes bwInter).
+
+    Two hosts of one H100 each on one 10 Gb/s TCP NIC: 1.25 GB/s x 0.70 (Ethernet) = 875 MB/s per
+    node, and no box to bound the tree (one GPU per node). Tree/Simple: exactly 875 MB/s; tree/LL:
+    875 / 3.8 = 230.3 MB/s (not 875: an 8-byte flag travels with every 8 bytes); tree/LL128:
+    875 x 120/128 = 820.3 MB/s (at 8 GiB, where NCCL's tree size correction is 1). NCCL's choice is
+    then Simple, not LL.
+    """
+    topo = get_topology("cluster", box="hgx_h100", nodes=2, nic="tcp_10g", nics_per_node=1)
+    gpus = (topo.gpus[0], topo.gpus[8])  # gpu0 of each host
+    problem = Problem(topo, gpus, Collective.ALL_REDUCE, float(8 * GiB))
+    prediction = NcclModel.of(topo, NcclParams()).predict(problem)
+    rates = {(c.algorithm, c.protocol): c.algbw_Bps for c in prediction.candidates}
+    assert rates[("tree", "Simple")] == pytest.approx(875e6, rel=1e-9)
+    assert rates[("tree", "LL")] == pytest.approx(875e6 / 3.8, rel=1e-9)
+    if ("tree", "LL128") in rates:
+        assert rates[("tree", "LL128")] == pytest.approx(875e6 * 120 / 128, rel=1e-9)
+    assert prediction.chosen.protocol == "Simple"
+
+
 def test_beyond_two_nodes_the_tree_counts_the_network_like_the_ring() -> None:
     """Beyond two nodes interior tree nodes send and receive twice: NCCL prices the tree at
     0.92 x min(box, network) / 2. 4 x DGX A100 on EDR: 0.92 x 90 / 2 = 41.4 GB/s."""

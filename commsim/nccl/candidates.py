@@ -186,11 +186,19 @@ def tree(
         elif proto == "LL128":
             busbw *= 7 / 9 if m.nodes == 1 else table.tree_ll128_multi_node
         algbw = busbw * 0.5
-        if m.nodes == 2:
-            algbw = min(algbw, bw.net_Bps)
+        if m.nodes == 2:  # the NICs carry the protocol's bytes too: LL and LL128 pay their factor on them
+            algbw = min(algbw, bw.net_Bps * _tree_protocol_factor(table, proto))
         correction = table.correction(proto, nbytes) if nbytes is not None else 1.0
         out.append(("tree", proto, latency, algbw * correction))
     return out
+
+
+def _tree_protocol_factor(table: TuningTable, proto: str) -> float:
+    """NCCL's tree bandwidth factor of ``proto`` beyond one node (its busBw includes the network):
+    LL 1/3.8 (capped by ``llMaxBw`` separately), LL128 ``tree_ll128_multi_node``, Simple 1."""
+    if proto == "LL":
+        return 1 / 3.8
+    return table.tree_ll128_multi_node if proto == "LL128" else 1.0
 
 
 def nvls(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
