@@ -115,6 +115,8 @@ OPTIONS: dict[str, RunOptions] = {
         nic="tcpxo_200g", nics_per_node=8
     ),
     "H100-SXM-DellXE9680_all_reduce_16gpu_2node-IB-NDR400x8_1.txt": RunOptions(nic="ib_ndr", nics_per_node=8),
+    # a patched driver (tinygrad's 550.90.07-p2p) turns GeForce peer-to-peer on: the README says so
+    "RTX4090-PCIe-P2Punlocked-8NUMA_all_reduce_8gpu_1.txt": RunOptions(p2p=True),
     "H100-SXM-HGX_all_reduce_64gpu_8node-IB-NDR400x8_1.txt": RunOptions(nic="ib_ndr", nics_per_node=8),
     "H100-SXM5-4GPU-NVLink_all_gather_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
     "H100-SXM5-4GPU-NVLink_all_reduce_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
@@ -205,7 +207,7 @@ def machine_text(entry: Entry) -> str:
     if "network" in facts:
         text += f", {shown('nics_per_node')} x {shown('network')}"
     if entry.validation.inference.topology.peer_to_peer is False:
-        text += ", no P2P"
+        text += ", no P2P" + ("*" if facts["p2p"].assumed else "")
     return text
 
 
