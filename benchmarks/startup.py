@@ -27,11 +27,14 @@ of load elsewhere on the machine touches all of them alike):
 And for the floor: ``python -c pass``, and importing numpy, typer and
 ``rich.table`` and defining one pydantic model (what any ``run`` needs
 before commsim's own code: the first model imports pydantic's schema
-machinery, about as costly as ``import pydantic`` itself).
+machinery, about as costly as ``import pydantic`` itself), run as the
+``commsim`` command runs numpy: with ``OPENBLAS_NUM_THREADS=1`` unless the
+environment sets it (``commsim.cli.main`` does the same).
 
 Wall time is ``time.perf_counter`` from spawning the child to reaping it;
-CPU time is the child's user + system time (``os.wait4``), which other load
-on the machine changes much less than wall time. The load average is
+CPU time is the child's user + system time (``os.wait4``), every thread
+counted (OpenBLAS's spinning threads too), which other load on the machine
+changes much less than wall time. The load average is
 printed. Bytecode: the children write and read compiled modules under a
 temporary ``PYTHONPYCACHEPREFIX`` (one unmeasured warm-up run of each
 command fills it), as an installed package runs from its ``__pycache__``;
@@ -191,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 cases[f"{label} (baseline)"] = (command, args.baseline, child_env(args.baseline, cache))
             cases[label] = (command, ROOT, child_env(ROOT, cache))
         if not args.no_floor:
-            cases.update({label: (command, ROOT, child_env(ROOT, cache)) for label, command in FLOOR.items()})
+            floor_env = {"OPENBLAS_NUM_THREADS": "1", **child_env(ROOT, cache)}
+            cases.update({label: (command, ROOT, floor_env) for label, command in FLOOR.items()})
         figures = measure(cases, args.rounds)
     load = os.getloadavg()[0]
     met = all(verdict(label, f) != "NOT MET" for label, f in figures.items())
