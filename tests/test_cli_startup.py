@@ -88,6 +88,14 @@ def test_run_imports_only_what_it_runs() -> None:
     assert not modules & {"numpy.ma", "rich._emoji_codes"}
 
 
+def test_a_shipped_machine_is_read_without_the_file_schema() -> None:
+    """``--topology dgx1_v100`` reads the shipped YAML plainly: no pydantic file schema, no line tracking."""
+    text, modules = fresh("run", "--topology", "dgx1_v100", "--algorithm", "ring", "--size", "1G")
+    assert "all_reduce on dgx1_v100" in text
+    assert "yaml" in modules
+    assert not modules & {"commsim.topology.schema", "commsim.topology.io", "commsim.yamlio"}
+
+
 def test_builders_list_every_machine_class_in_order() -> None:
     """The builder table names the builders of other modules without importing them; it lists them all.
 

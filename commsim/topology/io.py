@@ -1,4 +1,4 @@
-"""Reading and writing machine descriptions (YAML) and finding shipped ones."""
+"""Reading and writing machine descriptions (YAML); the shipped ones are found by :mod:`.shipped`."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ from typing import Any
 
 import yaml
 
-from commsim.errors import TopologyError, UnknownNameError
+from commsim.errors import TopologyError
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
+from commsim.topology.shipped import load_shipped, shipped_topologies
 from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
     "from_spec",
+    "load_shipped",
     "load_topology_file",
     "parse_topology",
     "save_topology",
@@ -22,20 +24,6 @@ __all__ = [
     "topology_json_schema",
     "topology_to_dict",
 ]
-
-
-def _data_dir() -> Path:
-    """Where the shipped topology files are: in the wheel, or in the source tree."""
-    installed = Path(__file__).resolve().parent.parent / "_data" / "topologies"
-    if installed.is_dir():
-        return installed
-    return Path(__file__).resolve().parent.parent.parent / "topologies"
-
-
-def shipped_topologies() -> dict[str, Path]:
-    """Shipped topology files by name (file stem)."""
-    folder = _data_dir()
-    return {p.stem: p for p in sorted(folder.glob("*.yaml"))} if folder.is_dir() else {}
 
 
 def from_spec(spec: TopologySpec) -> Topology:
@@ -97,14 +85,6 @@ def topology_from_data(data: Any, node: yaml.Node | None, source: str) -> Topolo
 def load_topology_file(path: str | Path) -> Topology:
     """Read a topology YAML file."""
     return parse_topology(read_text(path, TopologyError), str(path))
-
-
-def load_shipped(name: str) -> Topology:
-    """Load a shipped topology file by name."""
-    files = shipped_topologies()
-    if name not in files:
-        raise UnknownNameError("topology", name, list(files))
-    return load_topology_file(files[name])
 
 
 def to_spec(topology: Topology) -> TopologySpec:

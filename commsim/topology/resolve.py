@@ -43,7 +43,7 @@ def check_builder_sizes(name: str, params: Mapping[str, Any]) -> None:
 
 def available_topologies() -> list[str]:
     """Names accepted by :func:`get_topology`: shipped files, then builders."""
-    from commsim.topology.io import shipped_topologies
+    from commsim.topology.shipped import shipped_topologies
 
     return list(shipped_topologies()) + [f"{b} (builder)" for b in BUILDERS]
 
@@ -69,13 +69,14 @@ def get_topology(name_or_path: str, **builder_params: Any) -> Topology:
             f"{options} {'applies' if len(params) == 1 else 'apply'} to builders ({', '.join(BUILDERS)}), "
             f"not to {name_or_path!r}, which is a finished machine"
         )
-    # the file reader (PyYAML, the file schema) only when a file is read
-    from commsim.topology.io import load_shipped, load_topology_file, shipped_topologies
+    from commsim.topology.shipped import load_shipped, shipped_topologies
 
     if name_or_path in shipped_topologies():
-        return load_shipped(name_or_path)
+        return load_shipped(name_or_path)  # PyYAML; the file schema only if the file needs it
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
+        from commsim.topology.io import load_topology_file  # PyYAML and the file schema
+
         return load_topology_file(path)
     raise UnknownNameError("topology", name_or_path, available_topologies())
 
