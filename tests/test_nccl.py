@@ -99,8 +99,17 @@ def test_host_issue_time_overlaps_the_gpus_time() -> None:
 
 
 def test_nccl_algorithm_reports_its_model_time_and_replays_its_channels() -> None:
+    """1 GB all-reduce on a DGX A100 (8 GPUs, 12 NVLink 3 ports each through the NVSwitches).
+
+    The ring's bus bandwidth is 12 x 25 GB/s at NCCL's 235/300 = 235 GB/s; ring/Simple's algorithm
+    bandwidth 235 x 8/14 = 134.3 GB/s; its latency (NCCL 2.21 tables) baseLat 8.4 us + 14 steps x
+    3.4 us = 56 us; plus the kernel's 3.6 us: 3.6 + 56 + 7446.8 = 7506.4 us. LL128 (0.92 of the
+    bandwidth) and the tree (0.92 x 0.5) are slower at 1 GB, and the host's 8 x 4.9 us is hidden.
+    """
     r = simulate("dgx_a100", "nccl", size="1 GB", params={"gpus_per_thread": 8}, verify=True)
-    assert r.time_s == r.analytic_time_s
+    expected = 3.6e-6 + (8.4e-6 + 14 * 3.4e-6) + 1e9 / (235e9 * 8 / 14)
+    assert r.time_s == pytest.approx(expected, rel=1e-9)
+    assert r.time_s == r.analytic_time_s  # the algorithm reports its model's time, not its replay's
     assert r.replay_time_s is not None and r.replay_time_s < r.time_s
     assert r.bottleneck[0].link.startswith("gpu") or "nvswitch0" in r.bottleneck[0].link
     text = make_algorithm("nccl").explain(_problem("dgx_a100", 2**20))  # type: ignore[attr-defined]
