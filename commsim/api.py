@@ -223,12 +223,12 @@ def load_file(path: str | Path) -> LoadedScenario | LoadedTrainingScenario:
         If the file is malformed (with its line).
     """
     from commsim.errors import ScenarioError
-    from commsim.yamlio import read_text, read_yaml
+    from commsim.yamlio import kind_of, read_text, read_yaml
 
     path = Path(path)
     data, node = read_yaml(read_text(path, ScenarioError), str(path), ScenarioError)
     if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: expected a mapping of scenario fields, got {type(data).__name__}")
+        raise ScenarioError(f"{path}: expected a mapping of scenario fields, got {kind_of(data)}")
     if "workload" in data:
         from commsim.training.config import training_from_data
 

@@ -219,11 +219,11 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
     ScenarioError
         With ``source:line:col`` for every problem.
     """
-    from commsim.yamlio import read_yaml
+    from commsim.yamlio import kind_of, read_yaml
 
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
-        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
+        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {kind_of(data)}")
     if "workload" in data:
         raise ScenarioError(
             f"{source}: this is a training scenario (top-level 'workload'); "

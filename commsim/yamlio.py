@@ -20,6 +20,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_NODES",
+    "kind_of",
     "load_yaml_model",
     "locate",
     "position",
@@ -107,6 +108,35 @@ class _Constructor(SafeConstructor):
                 seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer, refusing ones longer than any real figure (Python converts at most 4,300 digits)."""
+        if len(node.value) > _MAX_DIGITS:
+            raise _LimitError(
+                f"the number {node.value[:12]}... has {len(node.value):,} digits, "
+                f"more than the limit of {_MAX_DIGITS}",
+                node.start_mark,
+            )
+        return int(super().construct_yaml_int(node))
+
+
+_Constructor.add_constructor("tag:yaml.org,2002:int", _Constructor.construct_yaml_int)  # type: ignore[type-var]
+_MAX_DIGITS = 100
+
+
+def kind_of(data: Any) -> str:
+    """What a document's top level is, in words: ``nothing (the file is empty)``, ``a list``, ..."""
+    if data is None:
+        return "nothing (the file is empty)"
+    if isinstance(data, bool):
+        return f"{str(data).lower()} (true/false)"
+    if isinstance(data, (int, float)):
+        return f"{data!r} (a number)"
+    if isinstance(data, str):
+        return f"the text {data[:40]!r}"
+    if isinstance(data, dict):
+        return "a mapping"
+    return "a list" if isinstance(data, list) else "a value of an unknown kind"
+
 
 def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
     """PyYAML's complaint in a user's words."""
@@ -145,7 +175,22 @@ def read_yaml(text: str, source: str, error: type[CommsimError]) -> tuple[Any, y
     except _LimitError as exc:
         message, mark = exc.args
         raise error(f"{source}:{mark.line + 1}:{mark.column + 1}: {message}") from None
+    except yaml.reader.ReaderError as exc:  # a control character YAML does not allow
+        line, column = _line_col(text, exc.position)
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character or "\0")
+        raise error(
+            f"{source}:{line}:{column}: not valid YAML: control character U+{character:04X} is not allowed;"
+            " remove it (YAML allows tabs, newlines and printable characters)"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise error(f"{source}: not valid YAML: {exc}") from None
     return data, node
+
+
+def _line_col(text: str, position: int) -> tuple[int, int]:
+    """1-based (line, column) of character ``position`` of ``text``."""
+    before = text[:position]
+    return before.count("\n") + 1, position - (before.rfind("\n") + 1) + 1
 
 
 def locate(node: yaml.Node | None, loc: tuple[int | str, ...]) -> tuple[int, int] | None:
@@ -223,7 +268,7 @@ def load_yaml_model(model: type[Model], text: str, source: str, error: type[Comm
     """
     data, node = read_yaml(text, source, error)
     if not isinstance(data, dict):
-        raise error(f"{source}: expected a mapping of fields at the top level, got {type(data).__name__}")
+        raise error(f"{source}: expected a mapping of fields at the top level, got {kind_of(data)}")
     return validate_with_lines(model, data, node, source, error)
 
 

@@ -19,6 +19,7 @@ import atexit
 import gc
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -246,6 +247,26 @@ def _one_blas_thread() -> None:
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+_CLICK_WORDS = (
+    (re.compile(r"Input should be greater than or equal to (\S+)"), r"must be at least \1"),
+    (re.compile(r"Input should be less than or equal to (\S+)"), r"must be at most \1"),
+    (re.compile(r"Input should be greater than (\S+)"), r"must be more than \1"),
+    (re.compile(r"Input should be less than (\S+)"), r"must be less than \1"),
+    (re.compile(r"Input should be a valid integer.*"), "expected a whole number, e.g. 4"),
+    (re.compile(r"Input should be a valid number.*"), "expected a number, e.g. 2.5"),
+    (re.compile(r"Input should be a valid boolean.*"), "expected true or false"),
+)
+"""typer validates option values with pydantic; its wording -> a user's."""
+
+
+def _user_words(exc: Any) -> None:
+    """Rewrite pydantic's wording in a click usage error (``--workers 0``) in place."""
+    message = getattr(exc, "message", None)
+    if not isinstance(message, str):
+        return
+    for pattern, words in _CLICK_WORDS:
+        message = pattern.sub(words, message)
+    exc.message = message
 
 
 def main() -> None:
@@ -276,6 +297,7 @@ def main() -> None:
         sys.exit(2)
     except Exception as exc:
         if _is_click_error(exc):
+            _user_words(exc)
             exc.show()  # type: ignore[attr-defined]
             sys.exit(2)
         raise

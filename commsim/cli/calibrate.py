@@ -99,6 +99,11 @@ def validate(
 
     from commsim.calibrate.validate import validate_runs
 
+    if plot is not None:
+        from commsim.cli.options import check_writable
+        from commsim.report.plots import check_output
+
+        check_writable(check_output(plot), "--plot")
     topo, params = _machine(topology, calibrated, nccl_topo)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
@@ -189,7 +194,9 @@ def calibrate(
     """Fit the NCCL model's physical parameters to logs and write a calibrated topology."""
     from commsim.calibrate.fit import fit
     from commsim.calibrate.validate import validate_runs
+    from commsim.cli.options import check_writable
 
+    check_writable(output, "--output")
     topo, _ = _machine(topology, None, nccl_topo)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version

@@ -140,8 +140,11 @@ def topo_import(
     """Build a topology from a real machine's 'nvidia-smi topo -m' output."""
     import yaml
 
+    from commsim.cli.options import check_writable
     from commsim.topology import load_topo_matrix, save_topology, topology_to_dict
 
+    if output is not None:
+        check_writable(output, "--output")
     given = {
         "gpu_model": gpu_model,
         "cpu_model": cpu_model,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from commsim.cli.console import say
-from commsim.cli.options import parse_params
+from commsim.cli.options import check_writable, parse_params
 from commsim.errors import CommsimError
 from commsim.units import SIZE_HELP
 
@@ -36,6 +36,7 @@ Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fu
 
 def write_whole(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same folder, renamed when complete."""
+    check_writable(path, "--output")
     folder = path.parent if str(path.parent) else Path(".")
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -6,7 +6,9 @@ Option types carry click's usual metavars (``TEXT``, ``INTEGER``, ``PATH``,
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -21,6 +23,7 @@ __all__ = [
     "Nodes",
     "OutputFormat",
     "TopologyName",
+    "check_writable",
     "flags_given",
     "parse_params",
     "reject_flags",
@@ -131,3 +134,37 @@ def reject_flags(ctx: typer.Context, names: Sequence[str], why: str) -> None:
     if given:
         verb = "does" if len(given) == 1 else "do"
         raise CommsimError(f"{', '.join(given)} {verb} not apply {why}")
+
+
+def check_writable(path: Path, flag: str, suffixes: Sequence[str] = ()) -> None:
+    """Refuse an output path before any work is done: a missing folder, a folder, a wrong suffix.
+
+    Parameters
+    ----------
+    path : Path
+        Where the command will write.
+    flag : str
+        The option that named it, e.g. ``"--trace"``, for the message.
+    suffixes : sequence of str, optional
+        The endings the file may have (``".json"``, ``".json.gz"``); any when empty.
+
+    Raises
+    ------
+    CommsimError
+        ``--trace out/t.json: the folder 'out' does not exist; create it first``.
+    """
+    name = str(path)
+    if suffixes and not name.lower().endswith(tuple(suffixes)):
+        raise CommsimError(
+            f"{flag} {name}: unknown format {path.suffix or '(no suffix)'!r}; "
+            f"use a file ending {', '.join(suffixes)}"
+        )
+    if path.is_dir():
+        raise CommsimError(f"{flag} {name}: is a folder; give a file name in it")
+    folder = path.parent
+    if not folder.exists():
+        raise CommsimError(f"{flag} {name}: the folder {str(folder)!r} does not exist; create it first")
+    if not folder.is_dir():
+        raise CommsimError(f"{flag} {name}: {str(folder)!r} is not a folder")
+    if not os.access(folder, os.W_OK):
+        raise CommsimError(f"{flag} {name}: cannot write into the folder {str(folder)!r} (permission denied)")

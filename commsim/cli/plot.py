@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from commsim.cli.console import say
-from commsim.cli.options import parse_params
+from commsim.cli.options import check_writable, parse_params
 from commsim.errors import CommsimError
 from commsim.units import SIZE_HELP
 
@@ -195,6 +195,7 @@ def _draw(output: Path, make: Callable[[], Subject], draw: Callable[[Subject, Pa
     from commsim.report.plots import check_output
 
     out = check_output(output)
+    check_writable(out, "--output")
     subject = make()
     _headless()
     draw(subject, out)

@@ -86,6 +86,10 @@ def run(
     from commsim.report.progress import progress_iter
 
     form = choose_format(output_format, json_out, csv_out)
+    if trace is not None:
+        from commsim.cli.options import check_writable
+
+        check_writable(trace, "--trace", (".json", ".json.gz"))
 
     def progress(cases: list[Any]) -> Any:
         return progress_iter(cases, "simulating", not quiet)

@@ -63,8 +63,14 @@ def sweep(
     least 100 scenarios per idle core, else serially; the progress line and
     the summary say which.
     """
+    from commsim.cli.options import check_writable
     from commsim.sweep import load_sweep, make_runner, plot_winners, read_rows, run_sweep
 
+    check_writable(output, "--output")
+    if plot is not None:
+        from commsim.report.plots import check_output
+
+        check_writable(check_output(plot), "--plot")
     loaded = load_sweep(spec)
     runner = make_runner(
         serial=serial, pool=pool, workers=workers, scheduler=scheduler, scenarios=len(loaded)

@@ -122,13 +122,21 @@ def run_sweep(
     if limit is not None and limit < 0:
         raise SweepError(f"limit must be >= 0, got {limit}")
     index_of = {key: i for i, key in enumerate(loaded.keys)}
-    store = open_store(Path(output), fmt, loaded.columns, index_of, resume)
+    target = Path(output)
+    first_file = target.with_name(target.name + ".partial.jsonl") if fmt == "parquet" else target
+    fresh = not first_file.exists()
+    store = open_store(target, fmt, loaded.columns, index_of, resume)
     try:
         resumed = len(store.done)
         todo = len(loaded) - resumed if limit is None else min(limit, len(loaded) - resumed)
         runner = runner or (choose_runner(todo) if todo else SerialRunner())
         computed = _compute(loaded, store, runner, todo, progress) if todo else 0
         report = store.finish()
+    except BaseException:
+        store.close()
+        if fresh and not store.written:  # failed before its first row: leave nothing behind
+            first_file.unlink(missing_ok=True)
+        raise
     finally:
         store.close()
     return SweepSummary(

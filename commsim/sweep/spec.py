@@ -51,7 +51,7 @@ from commsim.sweep.grid import (
     lookup,
     scenario_key,
 )
-from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import kind_of, position, read_text, read_yaml, validate_with_lines
 
 __all__ = ["MAX_SCENARIOS", "Sweep", "SweepScenario", "load_sweep", "parse_sweep"]
 
@@ -147,7 +147,7 @@ def parse_sweep(text: str, source: str = "<sweep>", base_dir: str | Path | None 
     """
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
-        raise ScenarioError(f"{source}: expected a mapping of sweep fields, got {type(data).__name__}")
+        raise ScenarioError(f"{source}: expected a mapping of sweep fields, got {kind_of(data)}")
     spec = validate_with_lines(SweepFile, data, node, source, ScenarioError)
     base_path = Path(base_dir) if base_dir is not None else Path.cwd()
     issues: list[SpecIssue] = []

@@ -98,6 +98,8 @@ class LineStore:
         self.done: set[str] = set()
         self._entries = _Entries()
         self._size = 0
+        self.written = 0
+        """Rows written by this store (not counting those it found in the file)."""
         if resume and path.exists() and path.stat().st_size > 0:
             self._scan()
         else:
@@ -173,6 +175,7 @@ class LineStore:
             self._file.write(line)
             self._entries.add(index, self._size, len(line), row.get("error") is not None)
             self._size += len(line)
+            self.written += 1
         self._file.flush()
 
     def _encode(self, row: Row) -> bytes:
@@ -270,6 +273,11 @@ class ParquetStore:
             for batch in self.pq.ParquetFile(self.path).iter_batches(_BATCH_ROWS):
                 for row in batch.to_pylist():
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    @property
+    def written(self) -> int:
+        """Rows written by this store (not counting those it found)."""
+        return self.lines.written
 
     def write(self, rows: Iterable[tuple[int, Row]]) -> None:
         """Append rows to the partial file."""

@@ -12,7 +12,7 @@ from commsim.errors import TopologyError
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
 from commsim.topology.shipped import load_shipped, shipped_topologies
-from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import kind_of, position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
     "from_spec",
@@ -44,9 +44,7 @@ def parse_topology(text: str, source: str = "<topology>") -> Topology:
     """Read a topology from YAML text; errors carry ``source:line:col``."""
     data, node = read_yaml(text, source, TopologyError)
     if not isinstance(data, dict):
-        raise TopologyError(
-            f"{source}: expected a mapping of fields at the top level, got {type(data).__name__}"
-        )
+        raise TopologyError(f"{source}: expected a mapping of fields at the top level, got {kind_of(data)}")
     return topology_from_data(data, node, source)
 
 

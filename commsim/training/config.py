@@ -44,7 +44,7 @@ from commsim.training.errors import TrainingError
 from commsim.training.models import MODELS, SEQUENCE_MODELS, get_model
 from commsim.training.workload import DTYPE_BYTES, Layer, Workload, dtype_bytes, parse_flops
 from commsim.units import parse_size, parse_time
-from commsim.yamlio import position, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import kind_of, position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
     "LayerSpec",
@@ -307,7 +307,7 @@ def parse_training_scenario(
     """
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
-        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {type(data).__name__}")
+        raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {kind_of(data)}")
     return training_from_data(data, node, source, base)
 
 
