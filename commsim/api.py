@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from commsim.algorithms import Problem, make_algorithm
 from commsim.collectives import Collective
 from commsim.engine import replay
-from commsim.errors import CommsimError, ScenarioError
+from commsim.errors import CommsimError, ScenarioError, ScheduleError
 from commsim.results import Result, link_loads
 from commsim.scenario.case import Case, CaseError, select_ranks
 from commsim.scenario.machine import build_machine, parse_overrides
@@ -20,6 +20,7 @@ from commsim.verify import should_verify
 
 if TYPE_CHECKING:  # the file readers (PyYAML) are imported when a file is read
     from commsim.config import LoadedScenario
+    from commsim.schedule import Schedule
     from commsim.training.config import LoadedTrainingScenario
 
 __all__ = [
@@ -104,6 +105,22 @@ def simulate(
     return simulate_case(case, verify=verify)
 
 
+MAX_VERIFY_STATE = 150_000_000
+"""Largest symbolic state (device x chunk x rank counters) verified even when asked for
+(a ring of 512 GPUs, 134 million: about 5 s and 1.2 GB)."""
+
+
+def _check_verifiable(schedule: Schedule) -> None:
+    """Refuse to verify a plan whose symbolic state could not fit in memory in a reasonable time."""
+    cells = len(schedule.devices) * schedule.chunk_nbytes.size * len(schedule.ranks)
+    if cells > MAX_VERIFY_STATE:
+        raise ScheduleError(
+            f"verification (--verify) of this plan of {len(schedule.ranks):,} ranks needs {cells:,} "
+            f"symbolic counters (devices x chunks x ranks), more than the limit of {MAX_VERIFY_STATE:,}; "
+            "run it without --verify"
+        )
+
+
 def simulate_case(case: Case, verify: bool | None = None) -> Result:
     """Plan ``case``, verify the plan, replay it, and return its :class:`Result`.
 
@@ -122,6 +139,8 @@ def simulate_case(case: Case, verify: bool | None = None) -> Result:
     problem = Problem(case.topology, case.ranks, case.collective, case.nbytes, case.root)
     algo = make_algorithm(case.algorithm, dict(case.params))
     schedule = algo.plan(problem)
+    if verify:
+        _check_verifiable(schedule)
     if verify or (verify is None and should_verify(schedule)):
         schedule.verify()
     record = replay(schedule, case.topology)

@@ -290,7 +290,9 @@ class SevenStepParameterServer(Algorithm):
 class KeyValueParams(ServerParams):
     """Servers and the number of keys the gradient is cut into."""
 
-    keys: int | None = Field(None, ge=1, description="keys (default one per server), key i on server i mod n")
+    keys: int | None = Field(
+        None, ge=1, le=4096, description="keys (default one per server), key i on server i mod n"
+    )
 
 
 @register

@@ -39,7 +39,7 @@ class RingParams(Params):
 class NaiveRingParams(RingParams):
     """Order and pipelining of the naive ring."""
 
-    chunks: int = Field(1, ge=1, description="pieces the message is cut into and pipelined")
+    chunks: int = Field(1, ge=1, le=1024, description="pieces the message is cut into and pipelined")
 
 
 def _order(problem: Problem, order: list[int] | None) -> list[str]:

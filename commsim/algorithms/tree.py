@@ -176,7 +176,7 @@ class TreeParams(Params):
     """Tree shape and pipelining."""
 
     shape: Literal["chain", "binary", "double_binary"] = Field("double_binary", description="tree shape")
-    chunks: int = Field(8, ge=1, description="pieces each tree's data is cut into and pipelined")
+    chunks: int = Field(8, ge=1, le=1024, description="pieces each tree's data is cut into and pipelined")
 
 
 @register

@@ -109,7 +109,7 @@ class TreePackingParams(Params):
     """Link kinds and pipelining."""
 
     kinds: list[str] = Field(["nvlink"], description="link kinds or families the trees may use")
-    chunks: int = Field(8, ge=1, description="pieces each tree's share is cut into and pipelined")
+    chunks: int = Field(8, ge=1, le=1024, description="pieces each tree's share is cut into and pipelined")
 
 
 @register

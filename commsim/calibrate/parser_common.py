@@ -170,7 +170,8 @@ def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: 
     Returns
     -------
     list of str
-        One message per disagreeing column, naming the line.
+        One message per disagreeing column, naming the line; past
+        :data:`_MAX_ROW_WARNINGS` the rest are summed up in one message.
     """
     known = ranks > 0 and collective is not None
     alg = ALGBW_FACTORS.get(collective or "", _one)(ranks) if known else 1.0
@@ -182,12 +183,24 @@ def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: 
             "collective unknown (the log names no nccl-tests binary): busbw was not checked "
             "against size and time; pass collective="
         )
+    rows: list[tuple[int, str]] = []
     for m in measured:
         found = [_check(m, "algbw", m.algbw, alg, alg_why)]
         if bus is not None:
             found.append(_check(m, "busbw", m.busbw, alg * bus, f" x {alg * bus:.4g}"))
-        warnings.extend(w for w in found if w is not None)
+        rows.extend((m.line, w) for w in found if w is not None)
+    warnings.extend(w for _, w in rows[:_MAX_ROW_WARNINGS])
+    if len(rows) > _MAX_ROW_WARNINGS:
+        rest = rows[_MAX_ROW_WARNINGS:]
+        warnings.append(
+            f"... and {len(rest)} more printed bandwidths disagree the same way (lines {rest[0][0]} to "
+            f"{rest[-1][0]}); if every row disagrees, check the number of ranks ({ranks}) and the collective"
+        )
     return warnings
+
+
+_MAX_ROW_WARNINGS = 3
+"""Disagreeing bandwidths reported one by one; the rest in one line (a wrong rank count hits every row)."""
 
 
 @dataclass

@@ -175,6 +175,8 @@ def _read_result(result: object, where: _Where, data: RunData) -> None:
     if not isinstance(result, dict):
         raise where.fail(f"expected a result object, found {result!r}")
     nbytes = _integer(result, _key(result, "size"), where)
+    if nbytes < 0:
+        raise where.fail(f"'size' is {nbytes} bytes; a message size is 0 bytes or more")
     halves = {}
     for key, label in _HALVES:
         halves[key] = _half(result.get(key), nbytes, label, where, data)

@@ -143,6 +143,16 @@ def _options(
     from commsim.calibrate.infer_settings import ALGO_NAMES, PROTO_NAMES
     from commsim.calibrate.inference import RunOptions
 
+    for flag, value in (
+        ("--gpus", gpus),
+        ("--nodes", nodes),
+        ("--gpus-per-node", gpus_per_node),
+        ("--nics-per-node", nics_per_node),
+    ):
+        if value is not None and value < 1:
+            raise CommsimError(f"{flag} must be at least 1, got {value}")
+    if nic is not None:
+        _check_nic(nic)
     return RunOptions(
         gpus=gpus,
         nodes=nodes,
@@ -156,6 +166,18 @@ def _options(
         nccl_version=nccl_version,
         topology=topology,
     )
+
+
+def _check_nic(nic: str) -> None:
+    """Refuse a ``--nic`` that names no network link kind, even for a run on one host."""
+    from commsim.errors import did_you_mean
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    valid = sorted(k for k, v in LINK_KINDS.items() if v.family in ("infiniband", "ethernet"))
+    if nic not in valid:
+        raise CommsimError(
+            f"--nic {nic!r} is no network link kind; valid: {', '.join(valid)}{did_you_mean(nic, valid)}"
+        )
 
 
 def _choice_list(text: str | None, option: str, valid: dict[str, str]) -> tuple[str, ...] | None:

@@ -29,9 +29,12 @@ def gpus(
 
     if name is not None:
         match = find_gpu(name)
-        out.print(escape(match.why), highlight=False)
         if match.spec is None:
-            raise typer.Exit(2)
+            from commsim.errors import CommsimError, did_you_mean
+
+            names = [spec.name for spec in gpu_catalogue().values()]
+            raise CommsimError(f"{match.why}{did_you_mean(name, names)}; 'commsim gpus' lists the catalogue")
+        out.print(escape(match.why), highlight=False)
         out.print(escape(match.spec.describe()), highlight=False)
         return
     table = Table(title="GPU catalogue")

@@ -138,11 +138,22 @@ def _blocks(text: str, source: str | None) -> dict[str, list[tuple[int, str]]]:
     return blocks
 
 
-def _integers(rows: list[list[str]], title: str, source: str | None) -> list[list[int]]:
-    try:
-        return [[0 if i == j else int(cell) for j, cell in enumerate(row)] for i, row in enumerate(rows)]
-    except ValueError:
-        raise FormatError(f"block {title!r} holds a value that is not a whole number", source) from None
+def _integers(
+    rows: list[list[str]], title: str, source: str | None, lines: list[tuple[int, str]]
+) -> list[list[int]]:
+    """The cells as whole numbers (the diagonal is 0); ``lines`` are the block's, header first."""
+    matrix = []
+    for i, row in enumerate(rows):
+        values = []
+        for j, cell in enumerate(row):
+            if i != j and not cell.isdigit():
+                line = lines[i + 1][0] if i + 1 < len(lines) else None
+                raise FormatError(
+                    f"block {title!r}: GPU{i}/GPU{j} is {cell!r}, expected a whole number", source, line
+                )
+            values.append(0 if i == j else int(cell))
+        matrix.append(values)
+    return matrix
 
 
 def parse_rocm_smi(text: str, source: str | None = None) -> RocmTopo:
@@ -175,7 +186,7 @@ def parse_rocm_smi(text: str, source: str | None = None) -> RocmTopo:
         rows = _table(blocks[title], title, source) if title in blocks else [["0"] * n for _ in range(n)]
         if len(rows) != n:
             raise FormatError(f"block {title!r} has {len(rows)} GPUs but the link types have {n}", source)
-        matrices[key] = _integers(rows, title, source)
+        matrices[key] = _integers(rows, title, source, blocks.get(title, []))
     numa = _numa(blocks.get(_NUMA_TITLE, []), n, source)
     return RocmTopo(matrices["weight"], matrices["hops"], types, numa, source)
 

@@ -62,9 +62,13 @@ class Figures(pydantic.BaseModel):
         if value is not None:
             parse = parse_bandwidth if info.field_name == "bandwidth" else parse_time
             try:
-                parse(value, require_unit=bool(info.context and info.context.get("file")))
+                figure = parse(value, require_unit=bool(info.context and info.context.get("file")))
             except CommsimError as exc:
                 raise ValueError(str(exc)) from None
+            if info.field_name == "bandwidth" and figure == 0:
+                raise ValueError(
+                    f"bandwidth {value!r} is zero: a link carries some bytes per second, e.g. '1 GB/s'"
+                )
         return value
 
 
