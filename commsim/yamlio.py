@@ -144,6 +144,8 @@ def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
     if problem.startswith("could not determine a constructor for the tag"):
         tag = problem.rsplit(" ", 1)[-1].replace("tag:yaml.org,2002:", "!!")
         return f"the tag {tag} is not allowed: only plain values (text, numbers, lists, mappings) are read"
+    if "found unhashable key" in problem:
+        return "a list or mapping is used as a key; keys are plain text, e.g. 'name:'"
     if "found another document" in problem:
         return "holds more than one document (a second '---'); give one"
     return f"not valid YAML: {problem}"

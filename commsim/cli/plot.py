@@ -24,6 +24,7 @@ from commsim.units import SIZE_HELP
 
 if TYPE_CHECKING:
     from commsim.results import Result
+    from commsim.topology.model import Topology
 
 __all__ = ["plot_app", "simulate_runs", "size_range"]
 
@@ -312,6 +313,20 @@ def topology_drawing(
 
     _draw(
         output,
-        lambda: get_topology(name, gpus=gpus),
+        lambda: _drawable(get_topology(name, gpus=gpus)),
         lambda topo, out: draw_topology(topo, out, edge_labels=labels),
     )
+
+
+MAX_DRAWN_DEVICES = 2_048
+"""The most devices ``plot topology`` draws (a ring of 4,096 GPUs takes 4 s and is a grey disc)."""
+
+
+def _drawable(topology: Topology) -> Topology:
+    """``topology``, if a drawing of it can be read."""
+    if len(topology.devices) > MAX_DRAWN_DEVICES:
+        raise CommsimError(
+            f"topology {topology.name!r} has {len(topology.devices):,} devices, more than the limit of "
+            f"{MAX_DRAWN_DEVICES:,} for a drawing; draw a smaller machine of the same shape"
+        )
+    return topology

@@ -53,13 +53,12 @@ def _nccl_errors(nccl: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]
     import pydantic
 
     from commsim.nccl.params import NcclParams
+    from commsim.scenario.messages import problems
 
     try:
         NcclParams.model_validate(nccl)
-    except pydantic.ValidationError as exc:
-        return [
-            (("nccl", *(p for p in e["loc"] if isinstance(p, (str, int)))), e["msg"]) for e in exc.errors()
-        ]
+    except pydantic.ValidationError as exc:  # in the user's words, an unknown field with the valid ones
+        return [(("nccl", *loc), message) for loc, message in problems(exc, nccl, NcclParams)]
     return []
 
 

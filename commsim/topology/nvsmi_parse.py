@@ -124,6 +124,10 @@ def _read_cells(label: str, tokens: list[str], labels: list[str], line: int) -> 
     return ["SYS" if cell == "SOC" else cell for cell in cells]
 
 
+MAX_MATRIX_DEVICES = 128
+"""The most GPUs and NICs one matrix may have (one host; a DGX H100 shows 8 GPUs and 10 NICs)."""
+
+
 def parse_topo_matrix(text: str) -> TopoMatrix:
     """Read the first ``nvidia-smi topo -m`` matrix in ``text``.
 
@@ -146,6 +150,12 @@ def parse_topo_matrix(text: str) -> TopoMatrix:
     """
     lines = text.splitlines()
     header, prefix, labels = _find_header(lines)
+    if len(labels) > MAX_MATRIX_DEVICES:
+        raise ParseError(
+            f"the matrix has {len(labels):,} columns (GPUs and NICs), more than the limit of "
+            f"{MAX_MATRIX_DEVICES}: nvidia-smi topo -m shows one host",
+            line=header + 1,
+        )
     rows: dict[int, tuple[list[str], list[str], int]] = {}
     end = len(lines) + 1
     for number, raw in enumerate(lines[header + 1 :], start=header + 2):
