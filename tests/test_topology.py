@@ -657,7 +657,7 @@ def _load_error(tmp_path: Path, text: str) -> str:
         ),
         pytest.param(
             "- gpu0\n- gpu1\n",
-            "FILE: expected a mapping of fields at the top level, got list",
+            "FILE: expected a mapping of fields at the top level, got a list",
             id="not-a-mapping",
         ),
         pytest.param(

@@ -247,6 +247,8 @@ def _one_blas_thread() -> None:
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 _CLICK_WORDS = (
     (re.compile(r"Input should be greater than or equal to (\S+)"), r"must be at least \1"),
     (re.compile(r"Input should be less than or equal to (\S+)"), r"must be at most \1"),
