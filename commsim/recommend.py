@@ -179,9 +179,9 @@ def tuned_gains(
     for size in sizes:
         problem = Problem(topology, names, coll, float(size))
         picked = predict(problem, builtin).chosen
-        default = predict(problem, here, algorithms=(picked.algorithm,), protocols=(picked.protocol,)).chosen
-        tuned = predict(problem, here).chosen
-        best, best_s = f"NCCL {tuned.algorithm}/{tuned.protocol}", tuned.time_s
+        default = predict(problem, here, algorithms=(picked.algorithm,), protocols=(picked.protocol,))
+        tuned = predict(problem, here)
+        best, best_s = f"NCCL {tuned.chosen.algorithm}/{tuned.chosen.protocol}", tuned.time_s
         if commsim_algorithms:
             ranked = [r for r in _ranked(topology, coll, size, ranks) if r.algorithm != "nccl"]
             if ranked and ranked[0].time_s < best_s:
