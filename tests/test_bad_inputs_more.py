@@ -336,3 +336,44 @@ def test_msccl_ngpus_of_a_hundred_million_is_refused_at_once(tmp_path: Path) -> 
     with pytest.raises(FormatError, match=r"a\.xml:1: <gpu> ids are \[0, 1, 2, 3\], expected 0\.\.99999999"):
         msccl_to_schedule(read_msccl(path), get_topology("pcie_4gpu_switch"), 1 << 20)
     assert time.perf_counter() - start < 2
+
+
+# -- valid but odd: the result, and a warning naming the line -------------------------------------
+
+
+def test_a_json_log_whose_ngpus_is_not_a_number_is_read_with_a_warning(tmp_path: Path) -> None:
+    """The device list gives the ranks; the unreadable header field is named, not silently dropped."""
+    from commsim.calibrate.parser import load_nccl_tests
+
+    path = tmp_path / "run.json"
+    path.write_text(JSON_LOG.read_text().replace('"ngpus":2', '"ngpus":"two"'), encoding="utf-8")
+    log = load_nccl_tests(path)
+    assert log.n_ranks == 2
+    assert "line 8: config.ngpus is 'two', not a whole number >= 1; ignored" in log.warnings
+
+
+def test_an_unknown_gpu_model_for_topo_import_is_warned_about(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(
+        ["topo", "import", str(DATA / "nvsmi" / "pcie_mixed.txt"), "--gpu", "Quadro ZZZ"], capsys
+    )
+    assert code == 0 and out.startswith("name:")
+    assert "warning: --gpu 'Quadro ZZZ' is not in the GPU catalogue" in err
+
+
+# -- the API misused: the same kind of error as the command line, not a TypeError -----------------
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: __import__("commsim").get_topology(None), "topology: expected a name or a YAML path"),
+        (
+            lambda: __import__("commsim").simulate(5, "ring", "1 MB"),
+            "topology 5: expected a name, a YAML path, a builder mapping or a Topology, got int",
+        ),
+    ],
+)
+def test_api_misuse(call: Callable[[], object], message: str) -> None:
+    with pytest.raises(CommsimError) as caught:
+        call()
+    assert message in str(caught.value)

@@ -93,6 +93,11 @@ def read_json_run(lines: list[str], source: str | None) -> RunData:
     config = document.get("config")
     config = config if isinstance(config, dict) else {}
     data.header = _header(config)
+    for key in ("nthreads", "ngpus"):
+        value = config.get(key)
+        if key in config and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            data.header.pop(_CONFIG_NAMES[key], None)
+            data.warnings.append(f"line {top}: config.{key} is {value!r}, not a whole number >= 1; ignored")
     if "nThread" in data.header or "nGpus" in data.header:
         data.header_line = (top, "config: " + json.dumps({k: config.get(k) for k in ("nthreads", "ngpus")}))
     _read_devices(config.get("devices", document.get("devices")), data, top)

@@ -148,6 +148,14 @@ def topo_import(
 
     if output is not None:
         check_writable(output, "--output")
+    if gpu_model is not None:
+        from commsim.hardware import find_gpu
+
+        if find_gpu(gpu_model).spec is None:
+            say(
+                f"warning: --gpu {gpu_model!r} is not in the GPU catalogue ('commsim gpus' lists it); "
+                "its links get the defaults for an unknown GPU"
+            )
     given = {
         "gpu_model": gpu_model,
         "cpu_model": cpu_model,

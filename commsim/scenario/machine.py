@@ -160,13 +160,18 @@ def build_machine(
                 f"to topology {ref.name!r}, which is already built"
             )
         machine = ref
-    elif isinstance(ref, str):
+    elif isinstance(ref, (str, Path)):
         path = Path(ref)
         if base is not None and path.suffix in (".yaml", ".yml"):
             path = base / path
-        machine = get_topology(str(path) if path.suffix in (".yaml", ".yml") else ref, **options)
-    else:
+        machine = get_topology(str(path) if path.suffix in (".yaml", ".yml") else str(ref), **options)
+    elif isinstance(ref, Mapping):
         machine = resolve_reference(ref, base or Path.cwd(), **options)
+    else:
+        raise TopologyError(
+            f"topology {ref!r}: expected a name, a YAML path, a builder mapping or a Topology, "
+            f"got {type(ref).__name__}"
+        )
     if overrides:
         machine = machine.with_overrides(parse_overrides(overrides))
     return machine

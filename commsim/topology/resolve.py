@@ -59,6 +59,10 @@ def get_topology(name_or_path: str, **builder_params: Any) -> Topology:
         If builder options (``gpus=``, ``nodes=``, ...) are given for a
         shipped name or a file, or a count is over the limits.
     """
+    if not isinstance(name_or_path, (str, Path)):  # the API's misuse, said as the CLI would
+        given = "nothing" if name_or_path is None else f"a {type(name_or_path).__name__}"
+        raise TopologyError(f"topology: expected a name or a YAML path, e.g. 'dgx1_v100', got {given}")
+    name_or_path = str(name_or_path)
     params = {k: v for k, v in builder_params.items() if v is not None}
     if name_or_path in BUILDERS:
         check_builder_sizes(name_or_path, params)
