@@ -35,6 +35,7 @@ SWEEP = (
     "      algorithm: [ring]\n      size: [1 MB]\n"
 )
 RUN = ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring"]
+MSCCL = ["export", "msccl", "--topology", "pcie_4gpu_switch", "--algorithm", "ring"]
 JARGON = ("Traceback", "NoneType", "Input should", "Extra inputs", "function-after", "unhashable")
 
 
@@ -118,6 +119,20 @@ CLI_CASES = [
     (
         ["plot", "topology", "ring", "--gpus", "16384", "-o", "{tmp}/r.png"],
         "topology 'ring_16384' has 16,384 devices, more than the limit of 2,048 for a drawing",
+    ),
+    # booleans are not numbers: chunks=true was read as 1
+    (
+        ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "naive_ring", "--param", "chunks=true"],
+        "--param chunks (algorithm 'naive_ring'): expected a whole number, got true (true/false)",
+    ),
+    # an MSCCL size range: 0..0 was written as an algorithm for no size at all
+    (
+        [*MSCCL, "--max-bytes", "0", "-o", "{tmp}/m.xml"],
+        "--max-bytes 0 must be at least 1 and at least --min-bytes (0)",
+    ),
+    (
+        [*MSCCL, "--min-bytes", "-1", "-o", "{tmp}/m.xml"],
+        "--min-bytes must be at least 0, got -1",
     ),
     # a sample of what was already right
     ([*RUN, "--size", "1 Gb"], "a lower-case 'b' is ambiguous in a size"),
@@ -206,6 +221,11 @@ FILE_CASES: list[tuple[str, str | bytes, str]] = [
         "topo",
         (ROOT / "topologies" / "pcie_4gpu_switch.yaml").read_text() + "nccl: {colour: 1}\n",
         "{path}:22:16: nccl.colour: unknown field 'colour'; valid: efficiency, shm_efficiency,",
+    ),
+    (
+        "run",
+        GOOD.replace("{algorithm: ring}", "{algorithm: naive_ring, params: {chunks: true}}"),
+        "{path}:4:55: algorithms.0.params.chunks: expected a whole number, got true (true/false)",
     ),
     # a sample of what was already right
     ("run", GOOD.replace("1 MB", "1 MBB"), "{path}:3:9: sizes.0: cannot read size '1 MBB'"),
@@ -377,3 +397,14 @@ def test_api_misuse(call: Callable[[], object], message: str) -> None:
     with pytest.raises(CommsimError) as caught:
         call()
     assert message in str(caught.value)
+
+
+def test_msccl_import_of_a_call_of_zero_bytes_is_refused() -> None:
+    from commsim.errors import UnitError
+    from commsim.interop import read_msccl
+    from commsim.interop.msccl_import import msccl_to_schedule
+    from commsim.topology import get_topology
+
+    algo = read_msccl(DATA / "msccl" / "allgather_ring_rcs_4gpu.xml")
+    with pytest.raises(UnitError, match="nbytes 0: a call's size is a number of bytes above 0"):
+        msccl_to_schedule(algo, get_topology("pcie_4gpu_switch"), 0)

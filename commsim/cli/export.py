@@ -82,6 +82,13 @@ def export_msccl(
     from commsim.api import simulate
     from commsim.interop.msccl import schedule_to_msccl
 
+    check_writable(output, "--output")
+    if min_bytes < 0:
+        raise CommsimError(f"--min-bytes must be at least 0, got {min_bytes}")
+    if max_bytes is not None and max_bytes < max(min_bytes, 1):
+        raise CommsimError(
+            f"--max-bytes {max_bytes} must be at least 1 and at least --min-bytes ({min_bytes})"
+        )
     result = simulate(
         _topology(topology, gpus), algorithm, collective, size, params=parse_params(param or []), verify=True
     )

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from commsim.algorithms.base import check_routes
 from commsim.collectives import Collective
+from commsim.errors import UnitError
 from commsim.interop.errors import FormatError
 from commsim.interop.msccl_check import check_msccl, pair_connections
 from commsim.interop.msccl_format import RECEIVES, REDUCES, MscclAlgo, MscclStep, MscclTb
@@ -276,7 +277,11 @@ def msccl_to_schedule(
     FormatError
         If the algorithm breaks the format's rules (:func:`check_msccl`) or
         uses what commsim cannot import (see the module docstring).
+    UnitError
+        If ``nbytes`` is not a size of more than 0 bytes.
     """
+    if isinstance(nbytes, bool) or not isinstance(nbytes, (int, float)) or not 0 < nbytes < float("inf"):
+        raise UnitError(f"nbytes {nbytes!r}: a call's size is a number of bytes above 0, e.g. 1048576")
     check_msccl(algo)
     collective = _refuse_unsupported(algo)
     names = ranks if ranks is not None else tuple(topology.gpus[: algo.ngpus])

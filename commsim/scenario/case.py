@@ -148,13 +148,30 @@ class CaseChoice(pydantic.BaseModel):
         if name is not None:  # an unknown algorithm is reported alone
             from commsim.algorithms import get_algorithm
 
-            get_algorithm(name).Params.model_validate(params)  # its errors land under ("params", ...)
+            model = get_algorithm(name).Params
+            _refuse_booleans(model, params)
+            model.model_validate(params)  # its errors land under ("params", ...)
         return params
 
     @field_validator("nbytes", mode="before")
     @classmethod
     def _nbytes(cls, value: Any) -> int:
         return parse_nbytes(value)
+
+
+def _refuse_booleans(model: type[pydantic.BaseModel], params: dict[str, Any]) -> None:
+    """Booleans are not numbers: ``chunks: true`` is refused, not read as 1 (pydantic's lax mode would)."""
+    from pydantic_core import InitErrorDetails, ValidationError
+
+    wrong = [
+        InitErrorDetails(type="int_type", loc=(key,), input=value)
+        for key, value in params.items()
+        if isinstance(value, bool)
+        and key in model.model_fields
+        and "bool" not in str(model.model_fields[key].annotation)
+    ]
+    if wrong:
+        raise ValidationError.from_exception_data(model.__name__, wrong)
 
 
 class Case(CaseChoice):
