@@ -19,6 +19,7 @@ from commsim.errors import CommsimError
 __all__ = [
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "MAX_MACHINE_NODES",
     "MAX_NODES",
     "kind_of",
     "load_yaml_model",
@@ -40,15 +41,19 @@ MAX_FILE_BYTES = 5_000_000
 """The largest YAML file (or ``--param`` text) read: 5 MB (a 1,000-GPU topology file is ~200 kB)."""
 MAX_DEPTH = 40
 """The deepest nesting of lists and mappings (scenario files need under 10)."""
-MAX_NODES = 1_000_000
-"""The most values in one document, counting what every alias (``*name``) repeats."""
+MAX_NODES = 100_000
+"""The most values in one scenario, sweep or other document, counting what every alias (``*name``) repeats.
+
+A scenario needs a few hundred; 100,000 are read (or refused) in about half a second."""
+MAX_MACHINE_NODES = 1_000_000
+"""The most values in a topology file: a 1,024-box DGX A100 cluster saved as YAML holds 512,000."""
 
 
 class _LimitError(Exception):
     """A document over one of the limits: ``(message, mark)``."""
 
 
-def _check_events(text: str) -> None:
+def _check_events(text: str, max_values: int = MAX_NODES) -> None:
     """Refuse too deep nesting and alias bombs before anything is built.
 
     PyYAML's C composer recurses once per level (100,000 nested ``[`` crash
@@ -80,9 +85,9 @@ def _check_events(text: str) -> None:
         if stack:
             stack[-1][0] += count
         expanded += added
-        if expanded > MAX_NODES:
+        if expanded > max_values:
             raise _LimitError(
-                f"holds more than the limit of {MAX_NODES:,} values (counting what aliases repeat)",
+                f"holds more than the limit of {max_values:,} values (counting what aliases repeat)",
                 event.start_mark,
             )
 
@@ -151,12 +156,15 @@ def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
     return f"not valid YAML: {problem}"
 
 
-def read_yaml(text: str, source: str, error: type[CommsimError]) -> tuple[Any, yaml.Node | None]:
+def read_yaml(
+    text: str, source: str, error: type[CommsimError], max_values: int = MAX_NODES
+) -> tuple[Any, yaml.Node | None]:
     """Parse YAML text into Python data and its node tree, within the limits.
 
     Tags other than YAML's own (``!!python/object``) are refused, as are keys
     given twice, nesting deeper than :data:`MAX_DEPTH`, documents of more
-    than :data:`MAX_NODES` values (aliases expanded) and text longer than
+    than ``max_values`` values (aliases expanded; default :data:`MAX_NODES`,
+    :data:`MAX_MACHINE_NODES` for a topology file) and text longer than
     :data:`MAX_FILE_BYTES`.
 
     Raises
@@ -167,7 +175,7 @@ def read_yaml(text: str, source: str, error: type[CommsimError]) -> tuple[Any, y
     if len(text) > MAX_FILE_BYTES:
         raise error(f"{source}: longer than the limit of {MAX_FILE_BYTES:,} characters")
     try:
-        _check_events(text)
+        _check_events(text, max_values)
         node = yaml.compose(text, Loader=_Loader)
         data = _Constructor().construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:

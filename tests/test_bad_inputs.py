@@ -128,7 +128,7 @@ FILE_CASES = [
             f"{chr(98 + i)}: &{chr(98 + i)} [{','.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(9)
         ),
         ":",
-        "more than the limit of 1,000,000 values",
+        "more than the limit of 100,000 values",
     ),
     ("name: x\ntopology: !!python/object/apply:os.system [ls]\n", "2:11", "is not allowed"),
     ("name: caf\xe9\n".encode("latin-1"), "1:10", "not UTF-8 text (byte 0xE9"),

@@ -227,6 +227,12 @@ FILE_CASES: list[tuple[str, str | bytes, str]] = [
         GOOD.replace("{algorithm: ring}", "{algorithm: naive_ring, params: {chunks: true}}"),
         "{path}:4:55: algorithms.0.params.chunks: expected a whole number, got true (true/false)",
     ),
+    # 150,000 values took 5 s to refuse (unknown field); the limit for a scenario is 100,000
+    (
+        "run",
+        GOOD + "extra: [" + ",".join(["1"] * 150_000) + "]\n",
+        "{path}:5:199983: holds more than the limit of 100,000 values",  # "extra: [" + 99,987 "1,"
+    ),
     # a sample of what was already right
     ("run", GOOD.replace("1 MB", "1 MBB"), "{path}:3:9: sizes.0: cannot read size '1 MBB'"),
     ("run", GOOD + "ranks: [gpu0, gpu0]\n", "{path}:5:8: ranks: ranks ['gpu0', 'gpu0'] name a GPU twice"),

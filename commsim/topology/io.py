@@ -12,7 +12,7 @@ from commsim.errors import TopologyError
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
 from commsim.topology.shipped import load_shipped, shipped_topologies
-from commsim.yamlio import kind_of, position, read_text, read_yaml, validate_with_lines
+from commsim.yamlio import MAX_MACHINE_NODES, kind_of, position, read_text, read_yaml, validate_with_lines
 
 __all__ = [
     "from_spec",
@@ -42,7 +42,7 @@ def from_spec(spec: TopologySpec) -> Topology:
 
 def parse_topology(text: str, source: str = "<topology>") -> Topology:
     """Read a topology from YAML text; errors carry ``source:line:col``."""
-    data, node = read_yaml(text, source, TopologyError)
+    data, node = read_yaml(text, source, TopologyError, MAX_MACHINE_NODES)
     if not isinstance(data, dict):
         raise TopologyError(f"{source}: expected a mapping of fields at the top level, got {kind_of(data)}")
     return topology_from_data(data, node, source)
