@@ -213,15 +213,36 @@ def test_bad_sweep_points_are_answered_at_their_line(text: str, where: str, sent
     assert f"{where}: {sentence}" in str(info.value)
 
 
-def test_a_sweep_point_the_machine_refuses_is_a_row_error(tmp_path: Path) -> None:
-    """Ranks are checked against the machine when the point runs: ranks 5 on a 4-GPU box."""
-    sweep = parse_sweep(
-        "topology: pcie_4gpu_switch\nalgorithm: ring\nsize: 1 MB\ngrid: {ranks: [4, 5]}\n", "r.yaml"
-    )
-    run_sweep(sweep, tmp_path / "rows.jsonl", runner=SerialRunner())
-    ok, refused = read_rows(tmp_path / "rows.jsonl")
-    assert ok["error"] is None and ok["n_ranks"] == 4
-    assert refused["error"] == "ranks: ranks=5 but topology 'pcie_4gpu_switch' has 4 GPUs (need 2..4)"
+@pytest.mark.parametrize(
+    ("text", "where", "sentence"),
+    [
+        (
+            "topology: pcie_4gpu_switch\nalgorithm: ring\nsize: 1 MB\ngrid: {ranks: [4, 5]}\n",
+            "r.yaml:4:19: grid.ranks.1",
+            "ranks=5 but topology 'pcie_4gpu_switch' has 4 GPUs (need 2..4)",
+        ),
+        (
+            "topology: {builder: ring, gpus: 4}\nalgorithm: tree\nsize: 1 MB\ncollective: broadcast\n"
+            "grid: {root: [0, 9]}\n",
+            "r.yaml:5:18: grid.root.1",
+            "9 is not a rank of the 4 taking part; give 0 to 3",
+        ),
+        (
+            "topology: {builder: ring}\nalgorithm: ring\nsize: 1 MB\ngrid: {topology.gpus: [4, 0]}\n",
+            "r.yaml:4:27: grid.topology.gpus.1",
+            "builder 'ring' needs gpus >= 2, got 0",
+        ),
+    ],
+)
+def test_a_sweep_point_the_machine_refuses_is_refused_at_its_line(
+    text: str, where: str, sentence: str
+) -> None:
+    """Ranks and root are checked against the machine each point names, and the machine is built,
+    before any point runs (once per distinct topology): ranks 5 on a 4-GPU box, root 9 of 4 ranks,
+    a ring of 0 GPUs are input errors at the grid value, not rows that fail."""
+    with pytest.raises(ScenarioError) as info:
+        parse_sweep(text, "r.yaml")
+    assert f"{where}: {sentence}" in str(info.value)
 
 
 @pytest.mark.parametrize("name", ["pcie_4gpu_sync_strategies.yaml", "resnet50_dgx1_overlap.yaml"])

@@ -13,10 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from commsim.errors import CommsimError
 from commsim.scenario.case import CaseError, Loc, parse_nbytes
 from commsim.scenario.point import CaseSpec
 from commsim.sweep.grid import Setting, SpecIssue
 from commsim.topology.linkkinds import kinds_matching
+from commsim.topology.model import Topology
 from commsim.units import parse_size
 
 __all__ = ["PARAMETERS", "PointChecker", "check_given", "check_path", "check_plain", "range_values"]
@@ -125,10 +127,12 @@ def check_given(scenario: dict[str, Any]) -> None:
 class PointChecker:
     """Checks grid points as cases, each distinct value once.
 
-    A point is a :class:`~commsim.scenario.point.CaseSpec` (its machine is
-    built when it runs). Points that differ only in size share the check of
-    everything else; each size is read once, by the same function a case's
-    size is.
+    A point is a :class:`~commsim.scenario.point.CaseSpec`; its machine is
+    built (once per distinct topology and overrides) so that ranks and a root
+    the machine lacks, and a machine that cannot be built, are refused at the
+    grid's line before any point runs. Points that differ only in size share
+    the check of everything else; each size is read once, by the same
+    function a case's size is.
 
     Parameters
     ----------
@@ -140,6 +144,7 @@ class PointChecker:
         self.base = base
         self._cases: dict[str, list[tuple[Loc, str]]] = {}
         self._sizes: dict[str, list[tuple[Loc, str]]] = {}
+        self._machines: dict[str, Topology | str] = {}
 
     def problems(self, scenario: dict[str, Any], settings: tuple[Setting, ...]) -> list[SpecIssue]:
         """The problems of one point, each at the setting (or base field) that gave the value."""
@@ -159,10 +164,27 @@ class PointChecker:
 
     def _check(self, fields: dict[str, Any]) -> list[tuple[Loc, str]]:
         try:
-            CaseSpec.of({**fields, "nbytes": 1}, self.base)  # the size is checked alone
+            spec = CaseSpec.of({**fields, "nbytes": 1}, self.base)  # the size is checked alone
+        except CaseError as exc:
+            return exc.problems
+        machine = self._machine(spec, fields)
+        if isinstance(machine, str):
+            return [(("topology",), machine)]
+        try:  # the ranks and root against the machine the point names (built once per machine)
+            spec.case(machine)
         except CaseError as exc:
             return exc.problems
         return []
+
+    def _machine(self, spec: CaseSpec, fields: dict[str, Any]) -> Topology | str:
+        """The point's machine, or why it cannot be built (kept per topology and overrides)."""
+        key = json.dumps([fields["topology"], fields["overrides"]], sort_keys=True)
+        if key not in self._machines:
+            try:
+                self._machines[key] = spec.machine(self.base)
+            except CommsimError as exc:
+                self._machines[key] = str(exc)
+        return self._machines[key]
 
 
 _CASE_FIELDS = ("topology", "overrides", "ranks", "root", "collective", "algorithm", "params")
