@@ -114,3 +114,39 @@ def test_validate_says_what_a_transports_latency_rests_on() -> None:
     assert validate_file(p3dn, options=RunOptions(nic="ib_hdr", nics_per_node=1)).notes() == []
     own = NcclParams(transport_latency_s={"efa": 40e-6})
     assert validate_file(p3dn, options=RunOptions(nic="efa_v1", nics_per_node=1), params=own).notes() == []
+
+
+def test_validate_says_when_small_sizes_rest_on_the_default_host_issue_time() -> None:
+    """A -g 8 run's small sizes take 8 x launch_s; the shipped 4.9 us is other hosts' median, which
+    validate says; a -g 1 run (GPU-bound at small sizes) and a calibrated launch_s say nothing."""
+    from commsim.calibrate.defaults import host_note
+
+    hgx = validate_file(DATA / "H100-SXM-HGX_all_gather_8gpu_1.txt")
+    assert hgx.inference.gpus_per_thread == 8
+    notes = [n for n in hgx.notes() if "-g 8" in n]
+    assert notes == [
+        "one thread drives 8 GPUs (-g 8), so small sizes take 8 x the host's issue time per call: "
+        "4.9 us, the median of 7 development machines' hosts (4.0-6.1 us), not this host's; "
+        "'commsim calibrate' on this machine's logs fits it (launch_s)"
+    ]
+    a100 = validate_file(DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_2.txt")
+    assert a100.inference.gpus_per_thread == 1 and a100.notes() == []
+    assert host_note(8, 8, NcclParams(launch_s=3.0e-6)) is None
+    assert host_note(8, 1, NcclParams()) is None
+
+
+def test_a_one_gpu_run_of_another_gpu_says_its_constants_are_an_h100s() -> None:
+    """The one-rank constants (6.25 us per call, copies at 0.449 of the memory bandwidth) were
+    measured on one H100 SXM: said for any other GPU, not for an H100 SXM, a multi-rank run or
+    calibrated constants."""
+    from commsim.calibrate.defaults import one_gpu_note
+
+    assert one_gpu_note("A100 SXM4 80GB", 1, NcclParams()) == (
+        "a one-GPU call is priced with constants measured on one H100 SXM (the host's 6.25 us per "
+        "call, copies at 0.449 of the memory bandwidth), not on this GPU"
+    )
+    assert one_gpu_note("H100 SXM5 80GB", 1, NcclParams()) is None
+    assert one_gpu_note("A100 SXM4 80GB", 2, NcclParams()) is None
+    assert one_gpu_note("A100 SXM4 80GB", 1, NcclParams(local_copy_efficiency=0.4)) is None
+    h100 = validate_file(DATA.parent / "h100-1gpu" / "all_reduce_1gpu.txt")
+    assert h100.notes() == []

@@ -28,6 +28,8 @@ __all__ = [
     "HOST_ISSUE_MAX_BYTES",
     "Fitted",
     "host_issue_per_gpu_s",
+    "host_note",
+    "one_gpu_note",
     "transport_note",
     "without_machine",
 ]
@@ -167,4 +169,35 @@ def transport_note(transport: str | None, params: NcclParams) -> str | None:
     return (
         f"no overhead per network step is known for the {transport} transport: the model prices its "
         f"network steps with NCCL's own latency table, made for InfiniBand; {remedy}"
+    )
+
+
+def host_note(gpus_per_thread: int, ranks: int, params: NcclParams) -> str | None:
+    """What a single-process run's small sizes rest on when ``launch_s`` is the shipped default.
+
+    None for one GPU per thread (the GPUs' time sets small sizes), one rank, or a calibrated
+    ``launch_s``.
+    """
+    if gpus_per_thread < 2 or ranks < 2 or params.launch_s != NcclParams().launch_s:
+        return None
+    return (
+        f"one thread drives {gpus_per_thread} GPUs (-g {gpus_per_thread}), so small sizes take "
+        f"{gpus_per_thread} x the host's issue time per call: {params.launch_s * 1e6:.1f} us, the median "
+        "of 7 development machines' hosts (4.0-6.1 us), not this host's; 'commsim calibrate' on this "
+        "machine's logs fits it (launch_s)"
+    )
+
+
+def one_gpu_note(gpu_model: str | None, ranks: int, params: NcclParams) -> str | None:
+    """What a one-rank run rests on: the copy constants measured on one H100 SXM (None on one)."""
+    defaults = NcclParams()
+    shipped = (params.one_rank_s, params.local_copy_efficiency) == (
+        defaults.one_rank_s,
+        defaults.local_copy_efficiency,
+    )
+    if ranks != 1 or not shipped or (gpu_model or "").startswith("H100 SXM"):
+        return None
+    return (
+        "a one-GPU call is priced with constants measured on one H100 SXM (the host's 6.25 us per call, "
+        "copies at 0.449 of the memory bandwidth), not on this GPU"
     )

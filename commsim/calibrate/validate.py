@@ -120,13 +120,19 @@ class Validation:
 
     def notes(self) -> list[str]:
         """What the prediction rests on that neither the log nor NCCL's tables say (for the user)."""
-        from commsim.calibrate.defaults import transport_note
+        from commsim.calibrate.defaults import host_note, one_gpu_note, transport_note
         from commsim.topology.linkkinds import LINK_KINDS
 
-        network = self.inference.facts.get("network")
+        inference, ranks = self.inference, len(self.inference.ranks)
+        network = inference.facts.get("network")
         entry = LINK_KINDS.get(str(network.value)) if network is not None else None
-        note = transport_note(entry.transport if entry is not None else None, self.params)
-        return [note] if note else []
+        gpu = inference.facts.get("gpu")
+        notes = [
+            transport_note(entry.transport if entry is not None else None, self.params),
+            host_note(inference.gpus_per_thread, ranks, self.params),
+            one_gpu_note(str(gpu.value) if gpu is not None else None, ranks, self.params),
+        ]
+        return [note for note in notes if note]
 
     def verdict(self) -> str:
         """Whether the measurement is what this machine should reach at large sizes.
