@@ -217,3 +217,26 @@ def test_kept_parameters_are_not_fitted(a100: Topology) -> None:
     assert "latency_scale" not in calibration.fitted and "launch_s" not in calibration.fitted
     assert calibration.fitted["efficiency.nvlink3"][0] == pytest.approx(0.70, rel=1e-6)
     assert calibration.params.latency_scale == 1.0 and calibration.params.launch_s == NcclParams().launch_s
+
+
+def test_a_size_slower_than_the_next_larger_one_is_left_out_as_noise(a100: Topology) -> None:
+    """Moving more bytes never takes less time: a row measured more than 20 % slower than the next
+    larger size is noise (a preempted iteration) and is left out, with a note naming it.
+
+    A noise-free synthetic DGX A100 log (efficiency.nvlink3 0.70, latency_scale 1.3) with its 16 B
+    and 8 MiB rows made 5x slower: the fit still returns the generating values exactly, and the
+    note names 16 B and 8 MiB. Kept in, those two rows pull the fit to 0.65 and 1.52.
+    """
+    from dataclasses import replace
+
+    clean = synthetic(a100, TRUE, noise=0.0)
+    rows = [
+        replace(r, measured_time_s=r.measured_time_s * 5) if r.nbytes in (16, 2**23) else r
+        for r in clean.rows
+    ]
+    noisy = replace(clean, rows=rows)
+    calibration = fit([noisy], fit=["efficiency.nvlink3", "latency_scale"])
+    assert calibration.fitted["efficiency.nvlink3"][0] == pytest.approx(0.70, rel=1e-6)
+    assert calibration.fitted["latency_scale"][0] == pytest.approx(1.3, rel=1e-6)
+    assert any("left out 16 B, 8 MiB, measured more than 20% slower" in n for n in calibration.notes)
+    assert [r.nbytes for r in rows[:2]] == [8, 16] and rows[1].measured_time_s > 1.2 * rows[2].measured_time_s

@@ -115,6 +115,10 @@ SENSITIVITY_FLOOR = 1e-4
 """A parameter whose 1 % change moves no predicted time by 1e-4 % has no sensitivity."""
 CONDITION_LIMIT = 100.0
 """Largest condition number of the column-normalised Jacobian of the fitted parameters."""
+NOISE_RATIO = 1.2
+"""A size measured this many times slower than the next larger size is noise and left out of a fit:
+moving more bytes never takes less time, so such a row is a preempted iteration or a first-call
+cost, and least squares would bend physical parameters towards it."""
 UNDETERMINED = 1.0
 """A fitted parameter whose relative 1-sigma uncertainty exceeds this (100 %) is not determined."""
 
@@ -134,6 +138,8 @@ def _case(
     inference = validation.inference
     topo = inference.topology
     rows = [r for r in validation.rows if r.measured_time_s > 0]
+    noisy = {a.nbytes for a, b in zip(rows, rows[1:]) if a.measured_time_s > NOISE_RATIO * b.measured_time_s}
+    rows = [r for r in rows if r.nbytes not in noisy]
     return Case(
         validation.source or f"log {index}",
         topo,
@@ -146,6 +152,7 @@ def _case(
         np.array([r.measured_time_s for r in rows]),
         machine_key(inference.facts),
         NcclModel(topo, base, inference.nccl_version),
+        tuple(sorted(noisy)),
     )
 
 
@@ -294,7 +301,8 @@ def fit(
     names = [candidates[i] for i in kept]
     _check_rows(rows, names)
     problem, theta, r, log_sigmas = _fit_determined(cases, base, names, dropped, fit is not None, rows)
-    notes = _notes(problem, everything, theta, log_sigmas, dropped) + _pooled_note(cases)
+    notes = _notes(problem, everything, theta, log_sigmas, dropped)
+    notes += _pooled_note(cases) + _noise_notes(cases)
     before = Problem(cases, base, []).residuals(np.zeros(0))
     calibration = _calibration(problem, theta, r, log_sigmas, before, dropped, notes, problem.jacobians)
     if out_of_sample and len(cases) > 1:
@@ -321,6 +329,18 @@ def _fit_determined(
             raise CalibrationError(f"cannot fit {names[worst]}: {reason}")
         dropped[names.pop(worst)] = reason
         _check_rows(rows, names)
+
+
+def _noise_notes(cases: list[Case]) -> list[str]:
+    """One note per log with sizes left out as noise (slower than the next larger size)."""
+    from commsim.units import format_size
+
+    return [
+        f"{case.key}: left out {', '.join(format_size(n) for n in case.noisy)}, measured more than "
+        f"{NOISE_RATIO - 1:.0%} slower than the next larger size (noise, not the machine)"
+        for case in cases
+        if case.noisy
+    ]
 
 
 def _pooled_note(cases: list[Case]) -> list[str]:

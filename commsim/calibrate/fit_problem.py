@@ -47,6 +47,8 @@ class Case:
     measured_s: np.ndarray
     machine: MachineKey
     model: NcclModel | None = field(default=None, compare=False)
+    noisy: tuple[int, ...] = ()
+    """Sizes left out of the fit: measured slower than the next larger size by more than 20 %."""
 
     def predicted(self, params: NcclParams) -> np.ndarray:
         """Predicted time of every size (s); one model keeps the box's replayed bandwidths across calls."""
