@@ -333,10 +333,12 @@ def _fit_determined(
 
 def _noise_notes(cases: list[Case]) -> list[str]:
     """One note per log with sizes left out as noise (slower than the next larger size)."""
+    from pathlib import Path
+
     from commsim.units import format_size
 
     return [
-        f"{case.key}: left out {', '.join(format_size(n) for n in case.noisy)}, measured more than "
+        f"{Path(case.key).name}: left out {', '.join(format_size(n) for n in case.noisy)}, measured more than "
         f"{NOISE_RATIO - 1:.0%} slower than the next larger size (noise, not the machine)"
         for case in cases
         if case.noisy
