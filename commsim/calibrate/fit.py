@@ -338,8 +338,8 @@ def _noise_notes(cases: list[Case]) -> list[str]:
     from commsim.units import format_size
 
     return [
-        f"{Path(case.key).name}: left out {', '.join(format_size(n) for n in case.noisy)}, measured more than "
-        f"{NOISE_RATIO - 1:.0%} slower than the next larger size (noise, not the machine)"
+        f"{Path(case.key).name}: left out {', '.join(format_size(n) for n in case.noisy)}, measured "
+        f"more than {NOISE_RATIO - 1:.0%} slower than the next larger size (noise, not the machine)"
         for case in cases
         if case.noisy
     ]
