@@ -15,15 +15,14 @@ does); the API rows call the readers the CLI does not reach.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from commsim.cli import main
 from commsim.errors import CommsimError
+from tests.test_bad_inputs import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -37,21 +36,6 @@ SWEEP = (
 RUN = ["run", "--topology", "pcie_4gpu_switch", "--algorithm", "ring"]
 MSCCL = ["export", "msccl", "--topology", "pcie_4gpu_switch", "--algorithm", "ring"]
 JARGON = ("Traceback", "NoneType", "Input should", "Extra inputs", "function-after", "unhashable")
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``(exit code, stdout, stderr with whitespace folded)`` of ``commsim ARGS``, in this process."""
-    old = sys.argv
-    sys.argv = ["commsim", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.argv = old
-    captured = capsys.readouterr()
-    return code, captured.out, " ".join(captured.err.split())
 
 
 def refused(args: list[str], capsys: pytest.CaptureFixture[str], *messages: str) -> str:

@@ -7,31 +7,16 @@ naming itself and the file naming its line. The API names its argument.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 import commsim
-from commsim.cli import main
 from commsim.errors import ScenarioError
 from commsim.scenario.case import Case, CaseError
 from commsim.scenario.machine import build_machine
 from commsim.sweep import SerialRunner, parse_sweep, read_rows, run_sweep
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """``(exit code, stderr with whitespace folded)`` of ``commsim ARGS``."""
-    old, sys.argv = sys.argv, ["commsim", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.argv = old
-    return code, " ".join(capsys.readouterr().err.split())
-
+from tests.test_bad_inputs import run_cli
 
 # (flags after --topology pcie_4gpu_switch, the same case as scenario lines, the flag named,
 #  the file's line:col and field, the sentence both give)
@@ -98,12 +83,12 @@ def test_a_case_from_flags_refuses_what_a_file_refuses(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, err = run_cli(["run", "--topology", "pcie_4gpu_switch", *flags], capsys)
+    code, _, err = run_cli(["run", "--topology", "pcie_4gpu_switch", *flags], capsys)
     assert code == 2
     assert f"{flag}: {sentence}" in err, err
     path = tmp_path / "case.yaml"
     path.write_text("name: x\n" + lines + "topology: pcie_4gpu_switch\n", encoding="utf-8")
-    code, err = run_cli(["run", str(path)], capsys)
+    code, _, err = run_cli(["run", str(path)], capsys)
     assert code == 2
     assert f"{path}:{where}: {sentence}" in err, err
 
@@ -260,6 +245,6 @@ def test_a_scenario_file_is_read_once(
         return real(text, source, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(yamlio, "read_yaml", counted)
-    code, err = run_cli(["run", path, "--format", "json"], capsys)
+    code, _, err = run_cli(["run", path, "--format", "json"], capsys)
     assert code == 0, err
     assert sources.count(path) == 1

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from commsim.interop.astra import read_astra
 from commsim.interop.msccl_check import msccl_problems
 from commsim.interop.msccl_format import read_msccl
 from commsim.interop.nccl_tuner import read_tuner_csv
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def commsim(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "commsim.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        env=env,
-    )
+from tests.test_cli import commsim
 
 
 def test_export_msccl_writes_a_checked_algorithm(tmp_path: Path) -> None:

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +14,8 @@ from commsim.nccl.model import predict
 from commsim.nccl.params import NcclParams
 from commsim.recommend import DEFAULT_THRESHOLD, TunedGain, TunedRange, tuned_gains, tuned_ranges
 from commsim.topology import get_topology
+from tests.test_cli import commsim
 
-ROOT = Path(__file__).resolve().parent.parent
 KIB = 1024
 
 # gains: 1.0, 0.5, 0.05 (under any threshold here), 0.2, 0.3, then 0.25 with another default
@@ -85,17 +81,6 @@ def test_a_commsim_algorithm_against_the_default_at_1_gib() -> None:
     assert gain.default_s == default.time_s
     assert gain.best == fastest.algorithm and gain.best_s == fastest.time_s
     assert gain.gain == default.time_s / fastest.time_s - 1 > DEFAULT_THRESHOLD
-
-
-def commsim(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "commsim.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200"},
-    )
 
 
 def test_the_command_names_the_size_range_and_takes_a_threshold() -> None:
