@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from commsim.engine.arrays import expand_rows
 from commsim.engine.fairshare import SharingPolicy
-from commsim.engine.replay import ReplayRecord, _Replay, _Routes
+from commsim.engine.replay import DerivedRecord, ReplayRecord, _Replay, _Routes
 from commsim.schedule import BoxOrbits, PathSpec, Schedule
 
 if TYPE_CHECKING:  # the engine needs a topology's methods, not the package (YAML, schema)
@@ -38,19 +38,6 @@ __all__ = ["OrbitRecord", "replay_orbits"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-_PER_SEND = frozenset(
-    {
-        "op_ready_s",
-        "op_data_start_s",
-        "op_end_s",
-        "op_links_ptr",
-        "op_links",
-        "interval_link",
-        "interval_start_s",
-        "interval_end_s",
-    }
-)
 
 
 class _Rotation:
@@ -289,27 +276,21 @@ def replay_orbits(
     slot = np.full(len(topology.links), links.size, np.int64)
     slot[links] = np.arange(links.size)
     at_rep = slot[rep]
-    record = object.__new__(OrbitRecord)
-    fields = {
-        "makespan_s": classes.makespan_s,
-        "link_bytes": np.append(classes.link_bytes, 0.0)[at_rep],
-        "link_busy_s": np.append(classes.link_busy_s, 0.0)[at_rep],
-        "_orbits": (schedule, classes, links, rotation, routes),
-    }
-    for key, value in fields.items():
-        object.__setattr__(record, key, value)
-    return record
+    return OrbitRecord.lazily(
+        classes.makespan_s,
+        np.append(classes.link_bytes, 0.0)[at_rep],
+        np.append(classes.link_busy_s, 0.0)[at_rep],
+        _per_send,
+        schedule,
+        classes,
+        links,
+        rotation,
+        routes,
+    )
 
 
-class OrbitRecord(ReplayRecord):
+class OrbitRecord(DerivedRecord):
     """A :class:`ReplayRecord` of a schedule replayed by orbit; its per-send arrays are made when read."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _PER_SEND and "_orbits" in self.__dict__:
-            for key, value in _per_send(*self.__dict__["_orbits"]).items():
-                object.__setattr__(self, key, value)
-            return self.__dict__[name]
-        raise AttributeError(name)
 
 
 def _per_send(

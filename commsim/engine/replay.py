@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 import simpy
@@ -80,6 +80,55 @@ class ReplayRecord:
     interval_link: IntArray
     interval_start_s: FloatArray
     interval_end_s: FloatArray
+
+
+PER_SEND = frozenset(
+    {
+        "op_ready_s",
+        "op_data_start_s",
+        "op_end_s",
+        "op_links_ptr",
+        "op_links",
+        "interval_link",
+        "interval_start_s",
+        "interval_end_s",
+    }
+)
+"""The :class:`ReplayRecord` fields with one entry per send or per busy interval."""
+
+
+class DerivedRecord(ReplayRecord):
+    """A :class:`ReplayRecord` of a compact replay (steps, orbits): the fields of :data:`PER_SEND` are
+    derived from the compact figures when first read, the others are kept."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name in PER_SEND and "_derive" in self.__dict__:
+            derive, args = self.__dict__["_derive"]
+            for key, value in derive(*args).items():
+                object.__setattr__(self, key, value)
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    @classmethod
+    def lazily(
+        cls,
+        makespan_s: float,
+        link_bytes: FloatArray,
+        link_busy_s: FloatArray,
+        derive: Callable[..., dict[str, NDArray[Any]]],
+        *args: Any,
+    ) -> Self:
+        """A record holding the per-link figures, its per-send fields left to ``derive(*args)``."""
+        record = object.__new__(cls)
+        fields = {
+            "makespan_s": makespan_s,
+            "link_bytes": link_bytes,
+            "link_busy_s": link_busy_s,
+            "_derive": (derive, args),
+        }
+        for key, value in fields.items():
+            object.__setattr__(record, key, value)
+        return record
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from commsim.engine.arrays import expand_rows, gather_csr
 from commsim.engine.fairshare import SharingPolicy
-from commsim.engine.replay import ReplayRecord
+from commsim.engine.replay import DerivedRecord
 from commsim.schedule import RingPattern, Schedule
 
 if TYPE_CHECKING:  # the engine needs a topology's methods, not the package (YAML, schema)
@@ -36,19 +36,6 @@ __all__ = ["StepRecord", "replay_steps"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-_PER_SEND = frozenset(
-    {
-        "op_ready_s",
-        "op_data_start_s",
-        "op_end_s",
-        "op_links_ptr",
-        "op_links",
-        "interval_link",
-        "interval_start_s",
-        "interval_end_s",
-    }
-)
 
 
 def replay_steps(
@@ -101,16 +88,9 @@ def replay_steps(
         for elapsed in (moved - start).tolist():
             busy += elapsed
         link_busy[used] = busy
-    record = object.__new__(StepRecord)
-    fields = {
-        "makespan_s": float(end[-1]) if end.size else 0.0,
-        "link_bytes": link_bytes,
-        "link_busy_s": link_busy,
-        "_steps": (pattern, times, routes, ent_link if size > 0 else ent_link[:0]),
-    }
-    for key, value in fields.items():
-        object.__setattr__(record, key, value)
-    return record
+    makespan = float(end[-1]) if end.size else 0.0
+    used_links = ent_link if size > 0 else ent_link[:0]
+    return StepRecord.lazily(makespan, link_bytes, link_busy, _per_send, pattern, times, routes, used_links)
 
 
 def _repeated_sum(values: FloatArray, times: int) -> FloatArray:
@@ -158,15 +138,8 @@ def _step_times(
     return ready, start, moved, end
 
 
-class StepRecord(ReplayRecord):
+class StepRecord(DerivedRecord):
     """A :class:`ReplayRecord` of a ring replayed step by step; its per-send arrays are made when read."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name in _PER_SEND and "_steps" in self.__dict__:
-            for key, value in _per_send(*self.__dict__["_steps"]).items():
-                object.__setattr__(self, key, value)
-            return self.__dict__[name]
-        raise AttributeError(name)
 
 
 def _per_send(
