@@ -70,6 +70,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
@@ -85,6 +86,7 @@ from commsim.nccl.model import NcclModel
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
 from commsim.topology.linkkinds import FAMILIES, LINK_KINDS
 from commsim.topology.model import Topology
+from commsim.units import format_size
 
 __all__ = [
     "CONDITION_LIMIT",
@@ -333,10 +335,6 @@ def _fit_determined(
 
 def _noise_notes(cases: list[Case]) -> list[str]:
     """One note per log with sizes left out as noise (slower than the next larger size)."""
-    from pathlib import Path
-
-    from commsim.units import format_size
-
     return [
         f"{Path(case.key).name}: left out {', '.join(format_size(n) for n in case.noisy)}, measured "
         f"more than {NOISE_RATIO - 1:.0%} slower than the next larger size (noise, not the machine)"

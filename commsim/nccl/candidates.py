@@ -181,24 +181,27 @@ def tree(
         if table.tree_cap_Bps:
             a100_ll128 = "_ll128_a100" if (proto == "LL128" and m.arch == "ampere") else ""
             busbw = min(busbw, table.tree_cap_Bps[("near" if m.nodes <= 2 else "far") + a100_ll128])
+        factor = _tree_protocol_factor(table, proto, m.nodes)
+        busbw *= factor
         if proto == "LL":
-            busbw = min(busbw / 3.8, table.ll_cap(m.nodes, m.arch))
-        elif proto == "LL128":
-            busbw *= 7 / 9 if m.nodes == 1 else table.tree_ll128_multi_node
+            busbw = min(busbw, table.ll_cap(m.nodes, m.arch))
         algbw = busbw * 0.5
         if m.nodes == 2:  # the NICs carry the protocol's bytes too: LL and LL128 pay their factor on them
-            algbw = min(algbw, bw.net_Bps * _tree_protocol_factor(table, proto))
+            algbw = min(algbw, bw.net_Bps * factor)
         correction = table.correction(proto, nbytes) if nbytes is not None else 1.0
         out.append(("tree", proto, latency, algbw * correction))
     return out
 
 
-def _tree_protocol_factor(table: TuningTable, proto: str) -> float:
-    """NCCL's tree bandwidth factor of ``proto`` beyond one node (its busBw includes the network):
-    LL 1/3.8 (capped by ``llMaxBw`` separately), LL128 ``tree_ll128_multi_node``, Simple 1."""
+def _tree_protocol_factor(table: TuningTable, proto: str, nodes: int) -> float:
+    """NCCL's tree bandwidth factor of ``proto`` (across nodes its busBw includes the network): LL
+    1/3.8 (capped by ``llMaxBw`` separately), LL128 7/9 in one node and ``tree_ll128_multi_node``
+    across nodes, Simple 1."""
     if proto == "LL":
         return 1 / 3.8
-    return table.tree_ll128_multi_node if proto == "LL128" else 1.0
+    if proto == "LL128":
+        return 7 / 9 if nodes == 1 else table.tree_ll128_multi_node
+    return 1.0
 
 
 def nvls(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
