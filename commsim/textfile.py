@@ -6,17 +6,21 @@ is binary (or UTF-16 without a BOM) and is refused, naming the line of the
 first NUL. Stray bytes that are not UTF-8 in an otherwise textual log (a
 Latin-1 character in a host name or a terminal escape) are replaced by
 U+FFFD so that one odd byte in an INFO line does not refuse a whole log.
+
+Files commsim writes go through :func:`write_whole`: whole or not at all.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
+import tempfile
 from os import PathLike
 from pathlib import Path
 
 from commsim.errors import ParseError
 
-__all__ = ["MAX_TEXT_BYTES", "decode_text", "read_text_file"]
+__all__ = ["MAX_TEXT_BYTES", "decode_text", "read_text_file", "write_whole"]
 
 MAX_TEXT_BYTES = 20_000_000
 """The largest text file read (a log, a matrix, an XML dump): 20 MB, read in about 4 s.
@@ -90,3 +94,32 @@ def read_text_file(path: str | PathLike[str], what: str) -> str:
     except OSError as exc:
         raise ParseError(f"cannot read {what}: {exc.strerror}", source=str(path)) from None
     return decode_text(data, str(path))
+
+
+def write_whole(path: str | PathLike[str], data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` whole or not at all.
+
+    It goes to a temporary file beside ``path`` that is renamed into place
+    when complete, so an interrupted or failed write leaves the old file (or
+    none), never half of one. A temporary file that cannot be made is
+    reported under ``path``'s name, not its own.
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
+    target = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(target)) from None
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(raw)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return target

@@ -8,8 +8,6 @@ renamed into place once its text is complete); bad input raises
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +16,7 @@ import typer
 from commsim.cli.console import say
 from commsim.cli.options import check_writable, parse_params
 from commsim.errors import CommsimError
+from commsim.textfile import write_whole as write_file
 from commsim.units import SIZE_HELP
 
 if TYPE_CHECKING:
@@ -35,17 +34,9 @@ Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fu
 
 
 def write_whole(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, renamed when complete."""
+    """Write ``text`` to ``path`` (an ``--output``) whole or not at all, after checking it can be."""
     check_writable(path, "--output")
-    folder = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_file(path, text)
 
 
 def _topology(name: str, gpus: int | None) -> Topology:

@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from commsim.errors import TopologyError
+from commsim.textfile import write_whole
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
 from commsim.topology.shipped import load_shipped, shipped_topologies
@@ -122,19 +123,7 @@ def topology_to_dict(topology: Topology) -> dict[str, Any]:
 
 def save_topology(topology: Topology, path: str | Path) -> None:
     """Write ``topology`` as YAML, whole or not at all; loading it again gives the same machine."""
-    import os
-    import tempfile
-
-    text = yaml.safe_dump(topology_to_dict(topology), sort_keys=False, width=100)
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:  # written whole or not at all: an interrupted save leaves the old file (or none)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_whole(path, yaml.safe_dump(topology_to_dict(topology), sort_keys=False, width=100))
 
 
 def topology_json_schema() -> str:

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from commsim.textfile import write_whole
 from commsim.training.step import StepResult
 
 __all__ = ["step_trace", "write_step_trace"]
@@ -66,15 +65,4 @@ def write_step_trace(results: Sequence[StepResult], path: str | Path) -> Path:
     data = json.dumps(step_trace(results)).encode("utf-8")
     if path.suffix == ".gz":
         data = gzip.compress(data, mtime=0)  # no timestamp: the same steps give the same bytes
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:  # name the user's file, not the temporary one
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_whole(path, data)
