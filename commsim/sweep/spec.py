@@ -284,15 +284,19 @@ def _expand_keys(
     """Every point checked as a case (each problem at the setting that gave it) and keyed once."""
     keys: dict[str, int] = {}
     seen_issues: set[tuple[Loc, str]] = set()
+
+    def add(issue: SpecIssue) -> None:  # each problem once, however many points repeat it
+        if (issue.loc, issue.message) not in seen_issues:
+            seen_issues.add((issue.loc, issue.message))
+            issues.append(issue)
+
     for index, settings in enumerate(grid.iter_expand()):
         try:
             scenario = build_scenario(base, settings)
             check_given(scenario)
             problems = checker.problems(scenario, settings)
             for problem in problems:
-                if (problem.loc, problem.message) not in seen_issues:
-                    seen_issues.add((problem.loc, problem.message))
-                    issues.append(problem)
+                add(problem)
             if len(issues) > _MAX_ISSUES:
                 break
             if problems:
@@ -306,9 +310,7 @@ def _expand_keys(
                 )
             keys[key] = index
         except SpecIssue as issue:
-            if (issue.loc, issue.message) not in seen_issues:
-                seen_issues.add((issue.loc, issue.message))
-                issues.append(issue)
+            add(issue)
             if len(issues) > _MAX_ISSUES:
                 break
     return tuple(keys)
