@@ -100,7 +100,8 @@ def host_issue_per_gpu_s(machines: Iterable[Sequence[Validation]]) -> float | No
     """``launch_s`` from the single-process ``-g N`` logs among ``machines`` (each a machine's logs).
 
     In such a run the host issues N launches per call while the GPUs wait,
-    so sizes up to :data:`HOST_ISSUE_MAX_BYTES` take N x the issue time:
+    so sizes up to :data:`HOST_ISSUE_MAX_BYTES` take N x the issue time (not when the calls were
+    replayed from CUDA graphs, nccl-tests ``-G``, which leave the host's issue out of the time):
     per log the median over those sizes of time / N, per machine the median
     of its logs, and the median over machines (so a machine with many logs
     counts once). None when no machine has such a log.
@@ -111,7 +112,7 @@ def host_issue_per_gpu_s(machines: Iterable[Sequence[Validation]]) -> float | No
         for v in logs:
             g = v.inference.gpus_per_thread
             small = [r.measured_time_s for r in v.rows if r.nbytes <= HOST_ISSUE_MAX_BYTES]
-            if g > 1 and len(v.inference.ranks) > 1 and small:
+            if g > 1 and len(v.inference.ranks) > 1 and small and not v.inference.cuda_graph:
                 values.append(statistics.median(small) / g)
         if values:
             per_machine.append(statistics.median(values))

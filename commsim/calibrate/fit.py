@@ -155,6 +155,7 @@ def _case(
         machine_key(inference.facts),
         NcclModel(topo, base, inference.nccl_version),
         tuple(sorted(noisy)),
+        inference.cuda_graph,
     )
 
 

@@ -49,13 +49,18 @@ class Case:
     model: NcclModel | None = field(default=None, compare=False)
     noisy: tuple[int, ...] = ()
     """Sizes left out of the fit: measured slower than the next larger size by more than 20 %."""
+    cuda_graph: bool = False
+    """The calls were replayed from CUDA graphs (nccl-tests ``-G``): no host issue per call."""
 
     def predicted(self, params: NcclParams) -> np.ndarray:
         """Predicted time of every size (s); one model keeps the box's replayed bandwidths across calls."""
         model = (self.model or NcclModel(self.topology, params)).with_params(params)
         problem = ModelProblem(self.topology, self.ranks, self.collective, float(self.nbytes[0]))
         sizes = [float(n) for n in self.nbytes]
-        return np.array(model.times(problem, sizes, self.gpus_per_thread, self.algorithms, self.protocols))
+        times = model.times(
+            problem, sizes, self.gpus_per_thread, self.algorithms, self.protocols, cuda_graph=self.cuda_graph
+        )
+        return np.array(times)
 
 
 def value_text(name: str, value: float) -> str:

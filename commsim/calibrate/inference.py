@@ -97,6 +97,9 @@ class RunInference:
         Every inferred fact by name, in report order.
     gpus_per_thread : int
         GPUs one host thread drives (nccl-tests ``-g``).
+    cuda_graph : bool
+        Whether nccl-tests replayed its timed calls as CUDA graphs (``-G N``,
+        header ``graph: N`` with N > 0): the time then holds no host issue.
     algorithms, protocols : tuple of str, optional
         NCCL's choice as restricted by forced settings or options.
     nccl_version : str or None
@@ -114,6 +117,7 @@ class RunInference:
     protocols: tuple[str, ...] | None
     nccl_version: str | None
     warnings: list[str] = field(default_factory=list)
+    cuda_graph: bool = False
 
     @property
     def reasons(self) -> list[str]:
@@ -159,6 +163,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     facts["nodes"], facts["gpus_per_node"] = layout.nodes, layout.per_node
     per_node, hosts = int(layout.per_node.value), int(layout.nodes.value)
     facts["launch"] = _launch(log)
+    cuda_graph = _cuda_graph(log, facts, warnings)
     board = _board(spec, box_source, layout, facts)
     if ranks == 1:
         _one_rank_facts(spec, facts)
@@ -202,6 +207,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         protocols,
         None if version is None else str(version),
         warnings,
+        cuda_graph,
     )
 
 
@@ -261,6 +267,33 @@ def _launch(log: NcclTestsLog) -> Fact:
         assumed=not evidence,
         note="" if evidence else "one GPU per process assumed",
     )
+
+
+def _cuda_graph(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> bool:
+    """Whether the timed calls ran as CUDA graphs (nccl-tests ``-G N``), with a fact saying so.
+
+    nccl-tests captures its ``iters`` timed calls in one CUDA graph per GPU and
+    times N launches of it, so the host's per-call issue (``launch_s``) is
+    not in the time; ``agg iters: A`` > 1 groups A calls per
+    ``ncclGroupStart/End``, which NCCL issues with fewer launches than the
+    model prices: a warning says so (the model keeps one issue per call).
+    """
+    graph, agg = log.header.get("graph"), log.header.get("agg iters")
+    if isinstance(agg, int) and agg > 1:
+        warnings.append(
+            f"the log's calls were issued {agg} per group (nccl-tests 'agg iters: {agg}'); NCCL issues "
+            "a group with fewer launches, which the model does not price: sizes where the host's issue "
+            "time sets the call's time are predicted as separate calls ('commsim calibrate' on this "
+            "machine's logs fits launch_s)"
+        )
+    if not isinstance(graph, int) or graph < 1:
+        return False
+    facts["cuda_graph"] = Fact(
+        "cuda_graph",
+        f"yes, {graph} launch(es) of each size's calls: the time holds no host issue per call",
+        (Evidence(graph, "'graph: N' in the run header (nccl-tests -G)"),),
+    )
+    return True
 
 
 def _board(

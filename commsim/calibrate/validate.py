@@ -129,7 +129,7 @@ class Validation:
         gpu = inference.facts.get("gpu")
         notes = [
             transport_note(entry.transport if entry is not None else None, self.params),
-            host_note(inference.gpus_per_thread, ranks, self.params),
+            None if inference.cuda_graph else host_note(inference.gpus_per_thread, ranks, self.params),
             one_gpu_note(str(gpu.value) if gpu is not None else None, ranks, self.params),
         ]
         return [note for note in notes if note]
@@ -170,6 +170,7 @@ class Validation:
                 "hosts": log.hosts,
                 "nccl_version": inference.nccl_version,
                 "gpus_per_thread": inference.gpus_per_thread,
+                "cuda_graph": inference.cuda_graph,
                 "reasons": inference.reasons,
             },
             "topology": {
@@ -258,6 +259,7 @@ def validate_log(
             inference.gpus_per_thread,
             inference.algorithms,
             inference.protocols,
+            cuda_graph=inference.cuda_graph,
         )
         guess, time_s = prediction.chosen, prediction.time_s
         rows.append(

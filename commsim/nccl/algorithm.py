@@ -38,6 +38,9 @@ class NcclAlgorithmParams(Params):
     """How NCCL is run (nccl-tests' ``-g``) and what it may choose."""
 
     gpus_per_thread: int = Field(1, ge=1, description="GPUs one host thread drives (nccl-tests -g)")
+    cuda_graph: bool = Field(
+        False, description="calls replayed from a CUDA graph (nccl-tests -G): no host issue time per call"
+    )
     algorithms: list[Literal["ring", "tree", "nvls", "nvls_tree"]] | None = Field(
         None, description="allowed algorithms, like NCCL_ALGO"
     )
@@ -91,7 +94,7 @@ class Nccl(Algorithm):
         algorithms = tuple(self.params.algorithms) if self.params.algorithms else None
         protocols = tuple(self.params.protocols) if self.params.protocols else None
         return self.model(problem.topology).predict(
-            problem, self.params.gpus_per_thread, algorithms, protocols
+            problem, self.params.gpus_per_thread, algorithms, protocols, cuda_graph=self.params.cuda_graph
         )
 
     def plan(self, problem: Problem) -> Schedule:
@@ -139,11 +142,16 @@ class Nccl(Algorithm):
         era = self.model(problem.topology).table.name
         given = self.params.nccl_version
         version = f"{given}, tables of its {era} era" if given else f"newest, tables of the {era} era"
+        host = (
+            "none: the calls are replayed from a CUDA graph"
+            if self.params.cuda_graph
+            else f"{format_time(prediction.host_s)} ({format_time(params.launch_s)} per GPU, "
+            f"{self.params.gpus_per_thread} GPU(s) per host thread)"
+        )
         lines = [
             f"NCCL model (NCCL {version}): {prediction.machine.describe()}; ring bus bandwidth "
             f"{format_bandwidth(prediction.ring_busbw_Bps)}; time = the larger of the host's issue time "
-            f"{format_time(prediction.host_s)} ({format_time(params.launch_s)} per GPU, "
-            f"{self.params.gpus_per_thread} GPU(s) per host thread) and the GPUs' time = kernel "
+            f"{host} and the GPUs' time = kernel "
             f"{format_time(params.kernel_s)} + {params.latency_scale:g} x latency + size / algbw"
         ]
         for c in sorted(prediction.candidates, key=lambda c: c.time_s):

@@ -261,6 +261,8 @@ class NcclModel:
         gpus_per_thread: int = 1,
         algorithms: tuple[str, ...] | None = None,
         protocols: tuple[str, ...] | None = None,
+        *,
+        cuda_graph: bool = False,
     ) -> NcclPrediction:
         """NCCL's choice and time for ``problem`` (on this model's topology).
 
@@ -271,11 +273,15 @@ class NcclModel:
             GPUs one host thread drives (nccl-tests ``-g``); each adds ``launch_s``.
         algorithms, protocols : tuple of str, optional
             Restrict the choice, as ``NCCL_ALGO`` / ``NCCL_PROTO`` do.
+        cuda_graph : bool
+            The calls are replayed from a CUDA graph (nccl-tests ``-G``): the
+            host issues no launch per call, so the call takes the GPUs' time.
         """
         m, bw = self.bandwidths(problem.ranks, problem.collective)
         raw = self._sized(self._base(problem, m, bw), problem.collective, m, problem.n, problem.nbytes)
         params = self.params
-        host, scale = _host_s(params, problem.n, gpus_per_thread), _latency_scale(params, problem.n)
+        host = _host_s(params, problem.n, gpus_per_thread, cuda_graph)
+        scale = _latency_scale(params, problem.n)
         candidates = [
             Candidate(a, p, lat, rate, params.kernel_s + scale * lat + problem.nbytes / rate)
             for a, p, lat, rate in _allowed(raw, algorithms, protocols)
@@ -298,6 +304,8 @@ class NcclModel:
         gpus_per_thread: int = 1,
         algorithms: tuple[str, ...] | None = None,
         protocols: tuple[str, ...] | None = None,
+        *,
+        cuda_graph: bool = False,
     ) -> list[float]:
         """The chosen candidate's time (s) for each of ``sizes`` (``problem.nbytes`` is ignored).
 
@@ -309,7 +317,7 @@ class NcclModel:
         if not base:
             self.predict(problem, gpus_per_thread, algorithms, protocols)  # raises, naming what applies
         params, n, coll = self.params, problem.n, problem.collective
-        host, scale = _host_s(params, n, gpus_per_thread), _latency_scale(params, n)
+        host, scale = _host_s(params, n, gpus_per_thread, cuda_graph), _latency_scale(params, n)
         return [
             max(
                 host,
@@ -386,8 +394,11 @@ def _allowed(
     ]
 
 
-def _host_s(params: NcclParams, n: int, gpus_per_thread: int) -> float:
-    """The host's time to issue one call: ``launch_s`` per GPU the thread drives, or a one-rank call's."""
+def _host_s(params: NcclParams, n: int, gpus_per_thread: int, cuda_graph: bool = False) -> float:
+    """The host's time to issue one call: ``launch_s`` per GPU the thread drives, or a one-rank call's;
+    none for calls replayed from a CUDA graph."""
+    if cuda_graph:
+        return 0.0
     return params.launch_s * gpus_per_thread if n > 1 else params.one_rank_s
 
 
