@@ -142,6 +142,7 @@ def test_validation_on_every_development_log(name: str) -> None:
         "nodes",
         "rows",
         "summary",
+        "expected_error",
         "warnings",
         "verdict",
         "judgement",
@@ -248,3 +249,4 @@ def test_pcie_cards_are_not_taken_for_nvlink_servers() -> None:
 def test_faster_than_modelled_is_not_called_as_expected() -> None:
     report = validate_file(DATA / "RTX2080Ti-PCIe-PIX-noP2P_broadcast_2gpu_1.txt")
     assert report.verdict().startswith("1.4x faster than the model expects")
+

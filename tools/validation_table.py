@@ -18,6 +18,7 @@ that it does not print (``OPTIONS``) are written by hand.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from collections.abc import Sequence
@@ -40,6 +41,7 @@ from commsim.units import format_bandwidth, format_size, format_time
 
 COMMAND = "python tools/validation_table.py --write docs/validation.md"
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "nccl-tests"
+ACCURACY = Path(__file__).resolve().parent.parent / "commsim" / "calibrate" / "accuracy.json"
 MISS = 0.20
 """A size is a miss when the predicted time is off by more than this fraction."""
 REGIMES = {
@@ -480,8 +482,29 @@ def misses_section(entry: Entry) -> list[str]:
     ]
 
 
+def accuracy(entries: list[Entry], lomo: Summaries) -> dict[str, object]:
+    """What ``commsim validate`` tells every user about the model's error (``accuracy.json``): the
+    medians over logs of each log's median |time error|, as shipped and leave-one-machine-out."""
+
+    def row(summaries: list[dict[str, dict[str, float | int | None]]]) -> dict[str, float | None]:
+        return {k: medians(summaries, k) for k in ("all", "bandwidth_bound", "latency_bound")}
+
+    return {
+        "generated_by": COMMAND,
+        "logs": len(entries),
+        "machines": len(machine_groups(entries)),
+        "as_shipped": row([e.validation.summary() for e in entries]),
+        "leave_one_machine_out": row([lomo[e.path] for e in entries if e.path in lomo]),
+    }
+
+
 def render(entries: list[Entry]) -> str:
     """The whole page."""
+    return render_all(entries)[0]
+
+
+def render_all(entries: list[Entry]) -> tuple[str, dict[str, object]]:
+    """The whole page, and the accuracy figures ``validate`` prints."""
     loo = leave_one_machine_out(entries)
     lomo = lomo_defaults(entries)
     table, held = defaults_table(entries, lomo, loo)
@@ -538,7 +561,7 @@ def render(entries: list[Entry]) -> str:
     ]
     for entry in entries:
         lines += misses_section(entry)
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines).rstrip() + "\n", accuracy(entries, lomo)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -546,12 +569,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", type=Path, help="write the page here instead of printing it")
     parser.add_argument("--data", type=Path, default=DATA, help="folder of real nccl-tests logs")
+    parser.add_argument(
+        "--accuracy",
+        type=Path,
+        default=ACCURACY,
+        help="with --write, also write the headline figures 'commsim validate' prints here",
+    )
     args = parser.parse_args(argv)
-    page = render(load(args.data))
+    page, figures = render_all(load(args.data))
     if args.write is None:
         sys.stdout.write(page)
     else:
         args.write.write_text(page, encoding="utf-8")
+        args.accuracy.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -194,10 +194,19 @@ class Validation:
                 for r in self.rows
             ],
             "summary": self.summary(),
+            "expected_error": _expected_error(),
             "warnings": list(self.log.warnings) + list(inference.warnings) + self.notes(),
             "verdict": self.verdict(),
             "judgement": self._judgement(),
         }
+
+
+def _expected_error() -> dict[str, Any]:
+    """The model's error on development logs (``accuracy.json``), for scripts reading ``--json``."""
+    from commsim.calibrate.accuracy import expected_error
+
+    data = expected_error()
+    return {k: data[k] for k in ("logs", "machines", "as_shipped", "leave_one_machine_out")}
 
 
 def _raw_tool_text(raw: str) -> str:

@@ -323,4 +323,7 @@ def _print_validation(report: Validation) -> None:
             )
     for warning in data["warnings"]:
         out.print(f"warning: {escape(warning)}", highlight=False)
+    from commsim.calibrate.accuracy import expected_error_sentence
+
+    out.print(f"expected error: {escape(expected_error_sentence())}", highlight=False)
     out.print(f"verdict: {escape(data['verdict'])}", highlight=False)
