@@ -250,3 +250,17 @@ def test_faster_than_modelled_is_not_called_as_expected() -> None:
     report = validate_file(DATA / "RTX2080Ti-PCIe-PIX-noP2P_broadcast_2gpu_1.txt")
     assert report.verdict().startswith("1.4x faster than the model expects")
 
+
+def test_nvls_rate_scales_by_nccls_generation_efficiency() -> None:
+    """NVLink SHARP's algorithm bandwidth is the GPU's NVLink ports x nvls_efficiency (0.57, the Hopper
+    figure) x NCCL's nvlsEfficiency of the generation over Hopper's (tuning.cc: Hopper 0.85, Blackwell
+    0.74). H100: 18 x 25 GB/s = 450 GB/s x 0.57 = 256.5 GB/s. B200 in an NVL72 rack: 18 x 50 GB/s =
+    900 GB/s x 0.57 x 0.74 / 0.85 = 446.61 GB/s (not 513 GB/s: the switches' reduction does not keep up
+    with NVLink 5's doubled ports)."""
+    rates = {}
+    for name in ("hgx_h100", "nvl72_rack"):
+        topo = get_topology(name)
+        p = predict(Problem(topo, tuple(topo.gpus), Collective.ALL_REDUCE, 2.0**33))
+        rates[name] = next(c.algbw_Bps for c in p.candidates if c.algorithm == "nvls")
+    assert rates["hgx_h100"] == pytest.approx(450e9 * 0.57, rel=1e-9)
+    assert rates["nvl72_rack"] == pytest.approx(900e9 * 0.57 * 0.74 / 0.85, rel=1e-9)

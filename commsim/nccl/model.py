@@ -251,7 +251,7 @@ class NcclModel:
             box = topo.device(ranks[0]).box
             first_box = tuple(r for r in ranks if topo.device(r).box == box)
             intra = self._intra(first_box, m.transport, collective)
-        port = _nvlink_port_Bps(topo, ranks[0]) * params.nvls_efficiency
+        port = _nvlink_port_Bps(topo, ranks[0]) * params.nvls_efficiency * NVLS_GENERATION.get(m.arch, 1.0)
         net_lat = _net_route_latency(topo, m, ranks, params)
         return m, Bandwidths(intra, net_Bps, net_lat, port, parse_version(self.version))
 
@@ -405,6 +405,14 @@ def _host_s(params: NcclParams, n: int, gpus_per_thread: int, cuda_graph: bool =
 def _latency_scale(params: NcclParams, n: int) -> float:
     """``latency_scale`` scales NCCL's tables; a one-rank call has none (its latency is 0)."""
     return params.latency_scale if n > 1 else 1.0
+
+
+NVLS_GENERATION = {"hopper": 1.0, "blackwell": 0.74 / 0.85}
+"""NVLink SHARP's efficiency of a GPU generation relative to Hopper's, from NCCL's own
+``nvlsEfficiency`` table (``src/graph/tuning.cc``, 2.25+; ``src/tuning/nvls.cc`` from 2.28:
+Hopper 0.85, Blackwell 0.74): NVLink 5 doubles the ports' rate but the switches' reduction does not
+keep up. ``NcclParams.nvls_efficiency`` is the Hopper figure; a Blackwell GPU's NVLS runs at it times
+0.74 / 0.85 = 0.871."""
 
 
 def _nvlink_port_Bps(topology: Topology, gpu: str) -> float:
