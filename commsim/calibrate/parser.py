@@ -17,7 +17,9 @@ Lines starting with ``## `` are our own provenance commentary and are
 ignored entirely.
 
 The text format is read by :mod:`~commsim.calibrate.parser_text`, ``-J`` JSON
-by :mod:`~commsim.calibrate.parser_json`; :mod:`~commsim.calibrate.parser_common`
+by :mod:`~commsim.calibrate.parser_json`; :mod:`~commsim.calibrate.parser_series`
+splits a table that holds several data types or reductions (``-d all``,
+``-o all``) into one run per series; :mod:`~commsim.calibrate.parser_common`
 checks what they found (busbw against size and time) and builds the log.
 """
 
@@ -37,6 +39,7 @@ __all__ = [
     "Device",
     "NcclTestsLog",
     "NcclTestsRow",
+    "describe_runs",
     "load_nccl_tests",
     "load_nccl_tests_runs",
     "normalise_collective",
@@ -162,7 +165,8 @@ class NcclTestsLog:
     rows : list of NcclTestsRow
         Every result row, in file order.
     avg_busbw_Bps : float or None
-        The ``# Avg bus bandwidth`` line, in bytes/s.
+        The ``# Avg bus bandwidth`` line, in bytes/s; None for one series of
+        a table holding several (the footer averages them all).
     topo_matrix : str or None
         Raw text of an ``nvidia-smi topo -m`` matrix in the file, header row
         through last row.
@@ -192,7 +196,9 @@ class NcclTestsLog:
     run_index : int
         1-based position of this run in its file.
     first_line, last_line : int or None
-        The lines of the file this run spans (1-based, inclusive).
+        The lines of the file this run spans (1-based, inclusive); for one
+        series of a table holding several, the lines of its first and last
+        row.
     settings : RunSettings
         Library, version, forced ``NCCL_*`` settings and network the log shows.
     """
@@ -333,7 +339,7 @@ def parse_nccl_tests(
         return _pick_run(runs, run, source)
     if len(runs) > 1:
         raise ParseError(
-            f"the log holds {len(runs)} nccl-tests runs ({_describe_runs(runs)}); pick one with --run N",
+            f"the log holds {len(runs)} nccl-tests runs ({describe_runs(runs)}); pick one with --run N",
             source=source,
             line=runs[1].first_line,
         )
@@ -353,7 +359,12 @@ def parse_nccl_tests_runs(
     column header after result rows were read. Each run has its own
     collective (the nearest ``*_perf`` name before its table), devices, rows
     and settings; ``run_index``, ``first_line`` and ``last_line`` say where
-    it is. A ``-J`` JSON file holds one run.
+    it is. A ``-J`` JSON file holds one table.
+
+    A table whose rows name several data types, reductions or roots
+    (``-d all``, ``-o all``, ``-r -1``) is split into one run per
+    (type, redop, root) series, in order of first appearance; see
+    :mod:`~commsim.calibrate.parser_series`.
 
     Parameters
     ----------
@@ -374,28 +385,47 @@ def parse_nccl_tests_runs(
     # The readers build this module's data classes, so they are imported when used.
     from commsim.calibrate.parser_common import clean_text, finish_log
     from commsim.calibrate.parser_json import read_json_run
+    from commsim.calibrate.parser_series import split_series
     from commsim.calibrate.parser_text import read_text_runs
 
     cleaned = clean_text(text)
     first = next((line for line in cleaned.lines if line.strip()), "")
     if first.lstrip().startswith("{"):
-        found = [read_json_run(cleaned.lines, source)]
+        tables = [read_json_run(cleaned.lines, source)]
     else:
-        found = read_text_runs(cleaned, source)
+        tables = read_text_runs(cleaned, source)
+    found = [series for data in tables for series in split_series(data)]
     return [finish_log(data, collective, n_ranks, index) for index, data in enumerate(found, start=1)]
 
 
-def _describe_runs(runs: list[NcclTestsLog]) -> str:
-    return "; ".join(
-        f"run {log.run_index}: lines {log.first_line}-{log.last_line} {log.collective or '(no collective)'}"
-        for log in runs
-    )
+def describe_runs(runs: list[NcclTestsLog]) -> str:
+    """``run 1: lines 23-53 reduce_scatter float sum; run 2: ...``: how to tell the runs apart.
+
+    Each run is named by its lines and collective, and by its rows' data
+    type and reduction (and root) when runs of the same collective differ in
+    them, as the series of one ``-d all``/``-o all`` table do.
+    """
+    from commsim.calibrate.parser_series import SeriesKey, series_key, series_label
+
+    keys = [series_key(log.rows[0]) for log in runs]
+    seen: dict[str | None, set[SeriesKey]] = {}
+    for log, key in zip(runs, keys, strict=True):
+        seen.setdefault(log.collective, set()).add(key)
+    described = []
+    for log, key in zip(runs, keys, strict=True):
+        same = seen[log.collective]
+        by_type = len({(k.dtype, k.redop) for k in same}) > 1
+        by_root = len({k.root for k in same}) > 1
+        series = series_label(key, root=by_root) if by_type else f"root {key.root}" if by_root else ""
+        collective = log.collective or "(no collective)"
+        described.append(f"run {log.run_index}: lines {log.first_line}-{log.last_line} {collective} {series}")
+    return "; ".join(text.rstrip() for text in described)
 
 
 def _pick_run(runs: list[NcclTestsLog], run: int, source: str | None) -> NcclTestsLog:
     if not 1 <= run <= len(runs):
         raise ParseError(
-            f"there is no run {run}: the log holds {len(runs)} run(s) ({_describe_runs(runs)})",
+            f"there is no run {run}: the log holds {len(runs)} run(s) ({describe_runs(runs)})",
             source=source,
         )
     return runs[run - 1]

@@ -35,6 +35,7 @@ __all__ = [
     "Measured",
     "Printed",
     "RunData",
+    "average_warnings",
     "bandwidth_warnings",
     "clean_lines",
     "clean_text",
@@ -302,7 +303,7 @@ def finish_log(
     ranks, evidence = _resolve_ranks(n_ranks, devices, name, data, warnings)
     warnings += bandwidth_warnings(data.measured, name, ranks)
     warnings += _wrong_warnings(data)
-    warnings += _average_warnings(data)
+    warnings += average_warnings(data)
     warnings += data.settings.warnings
     complete = _complete(devices, ranks)
     hosts = list(dict.fromkeys(d.host for d in devices))
@@ -604,7 +605,7 @@ def _average_Bps(average: Printed | None) -> float | None:
     return average.value * GBPS
 
 
-def _average_warnings(data: RunData) -> list[str]:
+def average_warnings(data: RunData) -> list[str]:
     """Whether ``# Avg bus bandwidth`` is the mean busbw of the rows, as nccl-tests computes it.
 
     A mismatch means rows are missing (cut from the log) or were edited.
