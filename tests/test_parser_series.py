@@ -365,6 +365,17 @@ def test_validate_without_run_reports_each_series(tmp_path: Path, capsys: pytest
     )
 
 
+def test_validate_run_out_of_range_names_the_file_and_the_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "all_dtypes.txt"
+    path.write_text(log_3x2().text)
+    code, out, err = run_cli(["validate", str(path), "--run", "9"], capsys)
+    assert code == 2 and out == ""
+    assert f"{path}: --run 9: the log holds 6 run(s) (run 1: lines 13-15 all_reduce float sum;" in err
+    assert "run 6: lines 28-30 all_reduce double max); give 1 to 6" in err
+
+
 def test_a_one_run_reader_refuses_several_series_at_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "all_dtypes.txt"
     path.write_text(log_3x2().text)

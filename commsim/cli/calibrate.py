@@ -111,7 +111,12 @@ def validate(
     reports = validate_runs(log, options=options, params=params, collective=collective, n_ranks=gpus)
     if run is not None:
         if not 1 <= run <= len(reports):
-            raise CommsimError(f"--run {run}: the log holds {len(reports)} run(s); give 1 to {len(reports)}")
+            from commsim.calibrate.parser import describe_runs
+
+            count, listed = len(reports), describe_runs([report.log for report in reports])
+            raise CommsimError(
+                f"{log}: --run {run}: the log holds {count} run(s) ({listed}); give 1 to {count}"
+            )
         reports = [reports[run - 1]]
     if plot is not None:
         from commsim.report.plots import plot_validation
