@@ -312,3 +312,32 @@ def test_plot_command_errors_are_commsim_errors(args: list[str], message: str, t
     assert isinstance(result.exception, CommsimError)
     assert message in str(result.exception)
     assert not any(tmp_path.iterdir())
+
+
+def _two_series_log(tmp_path: Path) -> Path:
+    """A100_LOG's table followed by the same sweep as 'half' (as nccl-tests -d float,half prints it)."""
+    lines = A100_LOG.read_text().splitlines()
+    rows = [l for l in lines if l.split()[:1] and l.split()[0].isdigit() and " float " in l]
+    assert rows
+    last = max(i for i, l in enumerate(lines) if l in rows)
+    half = [r.replace(" float ", "  half ") for r in rows]
+    path = tmp_path / "two_series.txt"
+    path.write_text("\n".join(lines[: last + 1] + half + lines[last + 1 :]) + "\n")
+    return path
+
+
+def test_busbw_log_of_several_series_takes_run(tmp_path: Path) -> None:
+    """A log of two datatype series is two runs: --log alone is refused with the list (nothing written),
+    --run 2 plots the half series, and --run without --log is refused."""
+    log = _two_series_log(tmp_path)
+    base = ["busbw", "--topology", "dgx1_v100", "--algorithm", "ring", "--sizes", "1KB..1MB"]
+    base += ["--log", str(log)]
+    refused = CliRunner().invoke(_app(), ["plot", *base, "-o", str(tmp_path / "a.png")])
+    assert isinstance(refused.exception, CommsimError)
+    assert "--run N" in str(refused.exception) and "half" in str(refused.exception)
+    assert not (tmp_path / "a.png").exists()
+    chosen = invoke(*base, "--run", "2", "-o", str(tmp_path / "b.png"))
+    assert chosen.exit_code == 0, chosen.output  # type: ignore[attr-defined]
+    assert png_size((tmp_path / "b.png").read_bytes()) == (800, 450)
+    alone = CliRunner().invoke(_app(), ["plot", *base[:-2], "--run", "2", "-o", str(tmp_path / "c.png")])
+    assert isinstance(alone.exception, CommsimError) and "give --log too" in str(alone.exception)

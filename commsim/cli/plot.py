@@ -221,11 +221,20 @@ def busbw(
     size: Sizes = None,
     param: Params = None,
     log: Annotated[Path | None, typer.Option(help="nccl-tests log whose measurements to add.")] = None,
+    run: Annotated[
+        int | None,
+        typer.Option(min=1, help="With --log: run N (1-based) of a log of several runs or series."),
+    ] = None,
     metric: Annotated[str, typer.Option(help="busbw (GB/s) or time (us).")] = "busbw",
     quiet: Quiet = False,
 ) -> None:
     """Bus bandwidth (or time) against message size, one line per algorithm, nccl-tests style."""
+    from commsim.calibrate import load_nccl_tests
     from commsim.report.plots import plot_busbw
+
+    if run is not None and log is None:
+        raise CommsimError("--run N picks a run of the --log file; give --log too")
+    measured = load_nccl_tests(log, run=run) if log is not None else None
 
     def runs() -> list[Result]:
         if sizes and size:
@@ -233,7 +242,7 @@ def busbw(
         chosen = size if scenario is not None else size or [str(s) for s in size_range(sizes or "8B..1GiB")]
         return _runs(scenario, topology, gpus, algorithm, collective, chosen, param, None, quiet)
 
-    _draw(output, runs, lambda results, out: plot_busbw(results, measured=log, path=out, metric=metric))
+    _draw(output, runs, lambda results, out: plot_busbw(results, measured=measured, path=out, metric=metric))
 
 
 @plot_app.command("timeline")
