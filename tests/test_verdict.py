@@ -368,3 +368,25 @@ def test_json_carries_the_judgement_for_scripts() -> None:
     assert judgement["kind"] == "below" and judgement["measured_over_model_busbw"] < BELOW
     assert any("NCCL_MAX_NCHANNELS" in cause for cause in judgement["causes"])
     assert data["verdict"].startswith(f"{1 / judgement['measured_over_model_busbw']:.1f}x below")
+
+
+def test_peer_to_peer_does_not_withhold_a_verdict_when_each_host_runs_one_rank() -> None:
+    """Peer-to-peer joins GPUs of one host; with one rank per host (2 x A10G over TCP) it cannot change
+    the prediction, so an assumed p2p no longer withholds the verdict, while with 8 ranks per host
+    (the RTX 4090 box, p2p assumed off) it still does."""
+    from pathlib import Path
+
+    from commsim.calibrate.validate import validate_file
+
+    data = Path(__file__).parent / "data" / "nccl-tests"
+    alone = validate_file(
+        data / "A10G-AWS-g5.2xlarge_all_reduce_2gpu_2node-TCP-socket_1.txt",
+        options=RunOptions(nic="tcp_10g", nics_per_node=1),
+    )
+    assert alone.inference.facts["p2p"].assumed
+    assert int(alone.inference.facts["gpus_per_node"].value) == 1
+    assert "p2p" not in [f.name for f in alone.inference.assumed]
+    shared = validate_file(data / "RTX4090-PCIe-noP2P-8NUMA_all_reduce_8gpu_1.txt")
+    assert shared.inference.facts["p2p"].assumed
+    assert "p2p" in [f.name for f in shared.inference.assumed]
+    assert shared.verdict().startswith("cannot judge")

@@ -126,8 +126,18 @@ class RunInference:
 
     @property
     def assumed(self) -> list[Fact]:
-        """The facts that matter for a verdict on the hardware and are only assumed."""
-        return [f for f in self.facts.values() if f.assumed and f.name in _VERDICT_FACTS]
+        """The facts that matter for a verdict on the hardware and are only assumed.
+
+        Peer-to-peer between a host's GPUs does not matter when each host runs one rank (no two
+        ranks share a host), however it is assumed.
+        """
+        per_node = self.facts.get("gpus_per_node")
+        alone = per_node is not None and not per_node.assumed and int(per_node.value) == 1
+        return [
+            f
+            for f in self.facts.values()
+            if f.assumed and f.name in _VERDICT_FACTS and not (alone and f.name == "p2p")
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """The ``run`` object of ``validate --json``: every fact with its evidence."""
@@ -157,6 +167,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     facts: dict[str, Fact] = {"ranks": infer_ranks(log, options.gpus, warnings)}
     ranks = int(facts["ranks"].value)
     spec, box_source = _gpu_or_topology(log, raw, options, facts)
+    _mixed_gpus(log, facts, warnings)
     layout = infer_layout(
         log, ranks, options.nodes, options.gpus_per_node, _host_gpus(spec, box_source), warnings
     )
@@ -267,6 +278,32 @@ def _launch(log: NcclTestsLog) -> Fact:
         assumed=not evidence,
         note="" if evidence else "one GPU per process assumed",
     )
+
+
+def _mixed_gpus(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> None:
+    """Warn when the device list names more than one GPU model: every rank is priced as one."""
+    models: dict[str, list[int]] = {}
+    for device in log.devices:
+        models.setdefault(device.model, []).append(device.rank)
+    if len(models) < 2 or "gpu" not in facts:
+        return
+    listed = "; ".join(f"{model!r} on rank(s) {_ranks_text(ranks)}" for model, ranks in models.items())
+    warnings.append(
+        f"the device list names {len(models)} GPU models ({listed}): the model prices every rank as "
+        f"{facts['gpu'].value}, and a mixed machine is only as fast as its slowest GPU and link; "
+        "give --gpu for the slowest one to bound it"
+    )
+
+
+def _ranks_text(ranks: list[int]) -> str:
+    """``0-3, 5`` for a list of ranks."""
+    spans: list[list[int]] = []
+    for rank in sorted(ranks):
+        if spans and rank == spans[-1][1] + 1:
+            spans[-1][1] = rank
+        else:
+            spans.append([rank, rank])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _cuda_graph(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> bool:

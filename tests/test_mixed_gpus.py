@@ -1,0 +1,39 @@
+"""A device list that names several GPU models is warned about: the model prices every rank as one GPU."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from commsim.calibrate.validate import validate_file
+
+LOG = """# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20
+#
+# Using devices
+#  Rank  0 Group  0 Pid   1001 on      hosta device  0 [0x17] NVIDIA H100 PCIe
+#  Rank  1 Group  0 Pid   1002 on      hosta device  1 [0x31] NVIDIA H100 PCIe
+#  Rank  2 Group  0 Pid   1003 on      hosta device  2 [0xb1] NVIDIA A100-PCIE-40GB
+#  Rank  3 Group  0 Pid   1004 on      hosta device  3 [0xca] NVIDIA H100 PCIe
+#
+#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong
+  1048576  262144  float  sum  -1  100.0  10.49  15.73  0  100.0  10.49  15.73  0
+  2097152  524288  float  sum  -1  180.0  11.65  17.48  0  180.0  11.65  17.48  0
+"""
+
+
+def test_mixed_gpu_models_are_named_with_their_ranks(tmp_path: Path) -> None:
+    """Ranks 0, 1 and 3 are H100 PCIe and rank 2 an A100 PCIe: the warning lists both models with
+    their ranks ('0-1, 3' and '2'), names the one every rank is priced as, and the remedy (--gpu)."""
+    path = tmp_path / "all_reduce_mixed.txt"
+    path.write_text(LOG)
+    report = validate_file(path)
+    warning = next(w for w in report.inference.warnings if "GPU models" in w)
+    assert "'NVIDIA H100 PCIe' on rank(s) 0-1, 3" in warning
+    assert "'NVIDIA A100-PCIE-40GB' on rank(s) 2" in warning
+    assert "prices every rank as H100 PCIe" in warning and "--gpu" in warning
+
+
+def test_one_gpu_model_is_not_warned_about() -> None:
+    """A device list of one model (the 8 x A100 development log) gives no such warning."""
+    data = Path(__file__).parent / "data" / "nccl-tests"
+    report = validate_file(data / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt")
+    assert not any("GPU models" in w for w in report.inference.warnings)
