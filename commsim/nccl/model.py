@@ -424,9 +424,9 @@ def _net_route_latency(
 ) -> float:
     """Latency of one network hop between the first two boxes: its links, plus its transport's overhead.
 
-    The transport's overhead (``NcclParams.transport_latency_s``: the socket
-    transport's and the EFA provider's cost per message beyond the wire) comes
-    from the kind of the route's network links.
+    The transport's overhead (``NcclParams.transport_latency_s``: the EFA
+    provider's and TCPXO's cost per message beyond the wire) comes from the
+    kind of the route's network links.
     """
     if machine.nodes < 2:
         return 0.0

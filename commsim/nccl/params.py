@@ -91,25 +91,33 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 }
 """Fraction of nominal bandwidth NCCL reaches, per link family."""
 
-DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 36e-6, "socket": 59e-6, "tcpxo": 28e-6}
+DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 36e-6, "tcpxo": 28e-6}
 """Overhead of one network step beyond its links' latency, per NCCL network transport (seconds).
 
-NCCL's ``hwLat`` table has one NET row for every transport; the socket
-transport (kernel TCP through NCCL's proxy threads) and AWS EFA (the
-libfabric provider's SRD protocol through aws-ofi-nccl) cost far more per
-message than InfiniBand verbs. Each figure is fitted to one development log's
-smallest sizes, where the time is all latency: 8 B on 2 x p3dn (EFA v1,
-NCCL 2.4.8; ring/LL, 2 network steps) measures 145 us against 109 us of NCCL's
-own latencies, launch and two 10 us link hops, so 36 us per step; 8 B on
-2 x g5.2xlarge (TCP sockets, NCCL 2.11.4; 2 ranks, 2 network steps) measures
-173 us against 55 us, so 59 us per step; 8 B to 4 KiB on 2 x a3-megagpu-8g
+NCCL's ``hwLat`` table has one NET row for every transport; AWS EFA (the
+libfabric provider's SRD protocol through aws-ofi-nccl) and GCP's
+GPUDirect-TCPXO cost far more per message than InfiniBand verbs. Each figure
+is fitted to one development log's smallest sizes, where the time is all
+latency: 8 B on 2 x p3dn (EFA v1, NCCL 2.4.8; ring/LL, 2 network steps)
+measures 145 us against 109 us of NCCL's own latencies, launch and two 10 us
+link hops, so 36 us per step; 8 B to 4 KiB on 2 x a3-megagpu-8g
 (GPUDirect-TCPXO, NCCL's 2-node tree/LL, 2 network steps) measure a median
 124 us against 68 us, so 28 us per step. Checked on a log not used: 2 x p4d
 (EFA v2, NCCL 2.7.8) measures 159 us at 8 B, the model then 141-145 us.
 Uncertainty: one log each, so of the order of the spread of small sizes in
-them (+-10 %). Other transports (InfiniBand, RoCE, Slingshot, TCPX)
-have none: no development log measures them apart from InfiniBand, where
-NCCL's own table fits.
+them (+-10 %).
+
+NCCL's TCP socket transport has none: its cost per message is the network's
+more than the transport's. Two runs of 2 nodes x 1 GPU over sockets measure
+8 B in 12 us (2 OpenShift nodes of a lab, 1 x L40S each, an SR-IOV interface,
+NCCL_IB_DISABLE=1: github.com/schmaustech/nvidia-tools-image README at 018e4e1,
+"NCCL Test Example") and in 173 us (AWS g5.2xlarge in Docker containers with awsvpc
+networking, the development log): NCCL's own table, launch and two physical
+hops give about 20 us, so the first needs nothing more and the second 70-80 us
+per step of virtualised network. A figure fitted on either would misprice the
+other by 5-10x; ``validate`` says so for socket runs. Other transports
+(InfiniBand, RoCE, Slingshot, TCPX) have none either: no development log
+measures them apart from InfiniBand, where NCCL's own table fits.
 """
 
 

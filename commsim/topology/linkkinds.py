@@ -121,11 +121,12 @@ def _tcp_kinds() -> list[LinkKind]:
             name=f"tcp_{gbit}g",
             family="ethernet",
             bandwidth_Bps=gbit * 1e9 / 8,
-            latency_s=10e-6,
+            latency_s=2e-6,
             source=(
                 f"IEEE 802.3 line rate {gbit} Gbit/s, driven by NCCL's TCP socket transport "
-                "(NCCL_IB_DISABLE=1 or no RDMA NIC); 10 us per hop through the kernel stack is a "
-                "rough default, calibrate"
+                "(NCCL_IB_DISABLE=1 or no RDMA NIC); 2 us per hop (NIC + switch + cable, as for RoCE "
+                "on the same Ethernet) is a rough default; the kernel stack's and a virtualised "
+                "network's cost is the transport's, not the link's; calibrate"
             ),
             transport="socket",
         )
