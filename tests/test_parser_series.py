@@ -13,15 +13,14 @@ the construction, not from the parser.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from commsim.calibrate.parser import load_nccl_tests, parse_nccl_tests, parse_nccl_tests_runs
-from commsim.cli import main
 from commsim.errors import ParseError
+from tests.test_bad_inputs import run_cli
 
 DATA = Path(__file__).parent / "data" / "nccl-tests"
 WORD_BYTES = {"float": 4, "half": 2, "double": 8}
@@ -324,21 +323,6 @@ def test_json_of_one_series_keeps_its_footer() -> None:
 
 
 # -- end to end through the command line -----------------------------------------------------------
-
-
-def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """``(exit code, stdout, stderr with whitespace folded)`` of ``commsim ARGS``, in process."""
-    old = sys.argv
-    sys.argv = ["commsim", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    finally:
-        sys.argv = old
-    captured = capsys.readouterr()
-    return code, captured.out, " ".join(captured.err.split())
 
 
 def test_validate_run_4_compares_only_the_half_max_series(
