@@ -15,7 +15,12 @@ Defaults and where they come from:
   rate in ``ib_send_bw`` but NCCL's proxy and chunking lose ~10 %; Ethernet
   transports (TCP sockets, AWS EFA) lose more. Per transport where it
   differs from its family: RoCE 0.90 (the same verbs and NCCL ``NET/IB``
-  transport as InfiniBand, so the same losses), GPUDirect-TCPXO 0.90 (fit:
+  transport as InfiniBand, so the same losses), HPE Slingshot 0.90 (an
+  RDMA NIC, Cassini, driven through libfabric's cxi provider: no kernel
+  stack, so the losses are NCCL's proxy and chunking as over InfiniBand; two
+  public runs outside the project agree within 20 %: 2 x 4 GH200 at CSCS,
+  132 GB/s bus bandwidth at 128 MiB and still rising, against 157 GB/s
+  modelled; 4 x 8 MI250X GCDs, about 94 GB/s against 90), GPUDirect-TCPXO 0.90 (fit:
   the one development log over TCPXO, 2 x a3-megagpu-8g, reaches 180 GB/s
   algorithm bandwidth of 8 x 200 Gbit/s = 200 GB/s at 8 GiB with NCCL's
   2-node tree; one log, so about +-0.05). Inter-socket links 0.80. AMD
@@ -83,6 +88,7 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "pcie": 0.80,
     "infiniband": 0.90,
     "roce": 0.90,
+    "slingshot": 0.90,
     "tcpxo": 0.90,
     "ethernet": 0.70,
     "inter_socket": 0.80,
