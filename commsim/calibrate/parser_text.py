@@ -7,8 +7,16 @@ field an integer and at least two thirds of the fields numbers, ``N/A``,
 type or reduction names); a line of another shape inside a table (MPI help
 text, NCCL INFO, warnings) is skipped with a warning naming it. A row that
 does not match its column header is a :class:`~commsim.errors.ParseError`,
-except a truncated last row of a table (a run killed mid-line), which is
-dropped with a warning.
+except in three cases, each with a warning:
+
+* a truncated last row of a table (a run killed mid-line) is dropped;
+* a row split in two (or more) by interleaved lines (``NCCL INFO``,
+  warnings, MPI help text) is rejoined when the start of the row and the
+  fragments after it fit the header's columns exactly, field for field;
+  only splits between whole fields are rejoined (a number cut in two is
+  not), and pieces that do not fit stay a ParseError naming the row's line;
+* a row fragment whose start is missing (it fits the last columns of the
+  header but cannot begin a row: its first field is no size) is skipped.
 
 A log may hold several runs (scripts that loop over tests, node counts or
 datatypes): a new run starts at a run header (``# nThread``) or a column
@@ -54,6 +62,7 @@ _NCCL_LOG = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s")  # NCCL_DEBUG lines: "host:p
 _INFO_NRANKS = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks (\d+)\b")
 _NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d)$")
+_NOT_NUMBERS = {"n/a", "nan", "-nan", "inf", "-inf"}  # printed in measurement columns
 _ROW_WORDS = {  # type and reduction names nccl-tests prints, lower case
     *("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16"),
     *("fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2", "int", "char", "bf16", "fp16", "fp32", "fp64"),
@@ -226,12 +235,17 @@ def _inherit(data: RunData, previous: RunData, earlier: list[str]) -> None:
 
 
 class _Pending(NamedTuple):
-    """A result row with too few fields, dropped if it is the table's last."""
+    """The start of a result row with too few fields, waiting for the rest of the row.
 
-    line: int
-    found: int
-    expected: int
-    message: str
+    ``strict`` is True when the start has the shape of a row (a row after it
+    is an error, and the table's last is dropped); a shorter start (two or
+    three fields) is other text after all if no fragment completes it.
+    """
+
+    lines: tuple[int, ...]
+    tokens: list[str]
+    strict: bool
+    text: str
 
 
 class _TextReader:
@@ -275,11 +289,7 @@ class _TextReader:
             self.layout = _read_layout(number, text.lstrip("#").split(), self._fail)
             self.in_table = True
         elif not text.startswith("#"):
-            tokens = text.split()
-            if looks_like_row(tokens):
-                self._row(number, tokens)
-            else:
-                self._not_a_row(number, text)
+            self._table_line(number, text, text.split())
 
     def finish(self) -> None:
         """End of the run's text: close the table."""
@@ -297,7 +307,57 @@ class _TextReader:
         if self.in_table:
             self.skipped.append((number, text))
 
+    def _table_line(self, number: int, text: str, tokens: list[str]) -> None:
+        """A line that is no header, footer or NCCL log line: a row, a piece of one, or other text."""
+        if self.pending is not None and self._continued(number, tokens):
+            return
+        if looks_like_row(tokens):
+            self._row(number, tokens)
+        elif self.pending is None and self._row_start(tokens):
+            self.pending = _Pending((number,), tokens, strict=False, text=text)
+        else:
+            self._not_a_row(number, text)
+
+    def _row_start(self, tokens: list[str]) -> bool:
+        """Whether a short line (2 or 3 fields) inside a table fits the first columns of its header."""
+        if self.layout is None or not self.in_table or not 2 <= len(tokens) < self.layout.width:
+            return False
+        head = _boundary(self.layout.columns, len(tokens))
+        return head is not None and _fits(tokens, self.layout.columns[:head])
+
+    def _continued(self, number: int, tokens: list[str]) -> bool:
+        """Join ``tokens`` to the pending row start if they are its next whole fields; True if joined."""
+        pending, layout = self.pending, self.layout
+        assert pending is not None and layout is not None
+        start = _boundary(layout.columns, len(pending.tokens))
+        if start is None or not _fits(pending.tokens, layout.columns[:start]):
+            return False
+        rest = layout.columns[start:]
+        end = _boundary(rest, len(tokens))
+        if end is None or not _fits(tokens, rest[:end]):
+            return False
+        lines, joined = (*pending.lines, number), pending.tokens + tokens
+        if len(joined) < layout.width:
+            self.pending = pending._replace(lines=lines, tokens=joined)
+            return True
+        self.pending = None
+        row, measured = _read_row(lines[0], joined, layout, self._fail)
+        self.data.rows.append(row)
+        self.data.measured.extend(measured)
+        self.data.warnings.append(
+            f"lines {', '.join(map(str, lines))}: one result row split by other lines was rejoined "
+            f"({layout.width} fields, as the column header at line {layout.line} announces)"
+        )
+        return True
+
+    def _drop_start(self) -> None:
+        """A short pending row start that nothing completed was other text after all."""
+        if self.pending is not None and not self.pending.strict:
+            self.skipped = sorted([*self.skipped, (self.pending.lines[0], self.pending.text)])
+            self.pending = None
+
     def _end_table(self) -> None:
+        self._drop_start()
         if self.skipped:
             lines = ", ".join(str(n) for n, _ in self.skipped[:6]) + (
                 ", ..." if len(self.skipped) > 6 else ""
@@ -308,9 +368,10 @@ class _TextReader:
                 f"(skipped); the first reads {first!r}"
             )
         if self.pending is not None:
+            found, expected = len(self.pending.tokens), self.layout.width if self.layout else 0
             self.data.warnings.append(
-                f"line {self.pending.line}: the last row of the table is truncated ({self.pending.found} of "
-                f"{self.pending.expected} fields) and was dropped"
+                f"line {self.pending.lines[0]}: the last row of the table is truncated ({found} of "
+                f"{expected} fields) and was dropped"
             )
         self.skipped, self.pending, self.in_table = [], None, False
 
@@ -377,11 +438,18 @@ class _TextReader:
             return
         if not self.in_table:
             return
+        self._drop_start()
         if self.pending is not None:
-            raise self._fail(self.pending.message, self.pending.line)
-        width = self.layout.width
-        if len(tokens) < width:
-            self.pending = _Pending(number, len(tokens), width, _width_message(tokens, self.layout))
+            raise self._fail(_width_message(self.pending.tokens, self.layout), self.pending.lines[0])
+        if len(tokens) < self.layout.width:
+            if _without_start(tokens, self.layout.columns):
+                self.data.warnings.append(
+                    f"line {number}: a fragment of a result row ({len(tokens)} fields that fit the last "
+                    f"columns of the header at line {self.layout.line}) without the start of its row "
+                    "was skipped"
+                )
+                return
+            self.pending = _Pending((number,), tokens, strict=True, text=" ".join(tokens))
             return
         row, measured = _read_row(number, tokens, self.layout, self._fail)
         self.data.rows.append(row)
@@ -394,6 +462,49 @@ def _width_message(tokens: list[str], layout: _Layout) -> str:
         f"result row has {len(tokens)} fields but the column header at line {layout.line} "
         f"announces {layout.width} ({labels}); the row is truncated or garbled"
     )
+
+
+def _boundary(columns: list[_Column], count: int) -> int | None:
+    """How many leading ``columns`` ``count`` fields fill exactly; None if they end inside one or run past."""
+    used = 0
+    for index, column in enumerate(columns):
+        if used == count:
+            return index
+        used += column.width
+    return len(columns) if used == count else None
+
+
+def _fits(tokens: list[str], columns: list[_Column]) -> bool:
+    """Whether ``tokens`` are exactly the fields of ``columns``, each of its column's kind."""
+    position = 0
+    for column in columns:
+        cell = tokens[position : position + column.width]
+        position += column.width
+        if len(cell) < column.width or not _cell_fits(cell, column.name):
+            return False
+    return position == len(tokens)
+
+
+def _cell_fits(cell: list[str], name: str) -> bool:
+    if name in ("size", "count", "root"):
+        return bool(_INTEGER.match(cell[0]))
+    if name in ("type", "redop"):
+        return not _NUMBER.match(cell[0])
+    if name in _MEASURES:
+        return bool(_NUMBER.match(cell[0])) or cell[0].lower() in _NOT_NUMBERS
+    if name == "timestamp":
+        return all(_STAMP.match(token) for token in cell)
+    return True
+
+
+def _without_start(tokens: list[str], columns: list[_Column]) -> bool:
+    """Whether a short row is the end of a row whose start is missing: it fits the last columns only."""
+    start = _boundary(columns[::-1], len(tokens))
+    if start is None or start == len(columns):
+        return False
+    head = _boundary(columns, len(tokens))
+    fits_head = head is not None and _fits(tokens, columns[:head])
+    return not fits_head and _fits(tokens, columns[len(columns) - start :])
 
 
 def _read_run_header(text: str) -> dict[str, int | str]:
