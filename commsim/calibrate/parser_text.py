@@ -40,12 +40,12 @@ from commsim.calibrate.parser_common import (
     find_topo_matrix,
     printed,
 )
-from commsim.calibrate.settings import inherit_settings, read_settings
+from commsim.calibrate.settings import inherit_settings, read_settings, version_in_code_line
 from commsim.errors import ParseError
 
 __all__ = ["looks_like_row", "read_text_runs", "split_runs"]
 
-_NCCL_VERSION = re.compile(r"\bNCCL version (\d+\.\d+\.\d+[^\s,;]*)")
+_NCCL_VERSION = re.compile(r"\bNCCL version:? (\d+\.\d+\.\d+[^\s,;]*)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
 _DEVICE = re.compile(
     r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>\S+)"
@@ -299,6 +299,9 @@ class _TextReader:
         version = _NCCL_VERSION.search(text)
         if version and self.data.nccl_version is None:
             self.data.nccl_version = version.group(1)
+        coded = version_in_code_line(text) if version is None else None
+        if coded and self.data.nccl_version is None:
+            self.data.nccl_version = coded[1]
         nranks = _INFO_NRANKS.search(text)
         if nranks:
             self.data.info_nranks.append((number, int(nranks.group(1)), text))

@@ -12,7 +12,8 @@ most trusted first:
   ``src/init.cc``, ``src/transport/net_ib.cc``, ``src/misc/param.cc``;
   aws-ofi-nccl ``src/nccl_ofi_net.c``);
 * the ``-J`` JSON's ``env`` list and ``nccl_version`` code;
-* nccl-tests' ``# nccl-tests version ... nccl-library=22602`` header;
+* nccl-tests' ``# nccl-tests version ... nccl-library=22602`` header, and
+  the same code printed by modified builds (``NCCL version: 22602``);
 * command lines the log shows: ``mpirun -x NCCL_X=V`` (backslash-continued
   lines joined), ``export NCCL_X=V``, ``NCCL_X=V ./build/...``,
   ``srun --export=ALL,NCCL_X=V``, ``mpiexec -genv NCCL_X V``.
@@ -38,6 +39,7 @@ __all__ = [
     "inherit_settings",
     "read_json_settings",
     "read_settings",
+    "version_in_code_line",
 ]
 
 NETWORKS = ("ib", "roce", "efa", "socket", "tcpxo", "tcpx", "slingshot")
@@ -107,6 +109,25 @@ def decode_version_code(code: int) -> str:
     return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
 
 
+_VERSION_CODE = re.compile(r"\b([NR]CCL) version:?\s+(\d{4,5})(?![\d.])")
+
+
+def version_in_code_line(text: str) -> tuple[str, str] | None:
+    """``("NCCL", "2.26.2")`` from a line that states the version as a code: ``NCCL version: 22602``.
+
+    Modified nccl-tests builds print ``ncclGetVersion``'s integer this way.
+    Only codes of real NCCL/RCCL 2.x releases are read: 2000-2899 (before
+    2.9) and 20900-29999, so a build number or a date is not taken for one.
+    """
+    match = _VERSION_CODE.search(text)
+    if match is None:
+        return None
+    code = int(match.group(2))
+    if not (2000 <= code < 2900 or 20900 <= code < 30000):
+        return None
+    return match.group(1), decode_version_code(code)
+
+
 # ------------------------------------------------------------ line rules
 
 
@@ -128,16 +149,30 @@ _Rule = tuple[str, int, str, re.Pattern[str], Callable[[re.Match[str]], Any]]
 
 _INFO = "NCCL INFO line"
 _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
-    ("library", 0, "NCCL version line", re.compile(r"\bNCCL version \d+\.\d+\.\d+"), lambda m: "NCCL"),
-    ("library", 0, "RCCL version line", re.compile(r"\bRCCL version \d+\.\d+\.\d+"), lambda m: "RCCL"),
+    ("library", 0, "NCCL version line", re.compile(r"\bNCCL version:? \d+\.\d+\.\d+"), lambda m: "NCCL"),
+    ("library", 0, "RCCL version line", re.compile(r"\bRCCL version:? \d+\.\d+\.\d+"), lambda m: "RCCL"),
     ("library", 1, "rccl-tests line", re.compile(r"^#?\s*rccl-tests\b", re.IGNORECASE), lambda m: "RCCL"),
     ("library", 2, "nccl-tests header", re.compile(r"^#\s*nccl-tests version\s"), lambda m: "NCCL"),
     (
         "version",
         0,
         "NCCL version line",
-        re.compile(r"\b[NR]CCL version (\d+\.\d+\.\d+)"),
+        re.compile(r"\b[NR]CCL version:? (\d+\.\d+\.\d+)"),
         lambda m: m.group(1),
+    ),
+    (
+        "version",
+        1,
+        "NCCL version code line",
+        _VERSION_CODE,
+        lambda m: (version_in_code_line(m.string) or (None, None))[1],
+    ),
+    (
+        "library",
+        1,
+        "NCCL version code line",
+        _VERSION_CODE,
+        lambda m: (version_in_code_line(m.string) or (None, None))[0],
     ),
     (
         "version",
