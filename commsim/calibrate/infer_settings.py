@@ -10,7 +10,9 @@ Ampere, NDR for Hopper and Blackwell, XDR for Blackwell Ultra, one NIC per
 GPU on NVLink boards (NVIDIA DGX reference designs); AWS EFA one 100 Gb/s
 NIC on p3dn (Volta), four on p4d (Ampere), 32 on p5 (Hopper) (AWS instance
 pages); GCP TCPXO 8 x 200 Gb/s (a3-megagpu-8g), TCPX 4 x 200 Gb/s
-(a3-highgpu-8g); TCP sockets one NIC of unknown speed (100 Gb/s assumed).
+(a3-highgpu-8g); TCP sockets one NIC of unknown speed (100 Gb/s assumed);
+Slingshot 4 per host. A kind given with ``--nic`` brings the same NICs per
+host as its transport read from the log.
 """
 
 from __future__ import annotations
@@ -77,6 +79,56 @@ def _transport_from_env(settings: RunSettings) -> Evidence | None:
     return None
 
 
+def _transport_asked(settings: RunSettings) -> Evidence | None:
+    """The transport the log's ``NCCL_IB_*`` settings ask for: ``"roce"``, ``"ib"`` (IB verbs), or None.
+
+    NCCL's env docs: ``NCCL_IB_HCA`` "specifies which RDMA interfaces to use"
+    and ``NCCL_IB_TC`` "defines the InfiniBand traffic class field" (both
+    configure the IB verbs transport, InfiniBand or RoCE); ``NCCL_IB_GID_INDEX``
+    "defines the Global ID index used in RoCE mode" and
+    ``NCCL_IB_ROCE_VERSION_NUM`` the RoCE version of the GID NCCL picks, so
+    these mean RoCE (a GID index of 0 or -1 does not: 0 is an InfiniBand
+    port's own GID, -1 the default). An exclusion list (``^mlx5_2``) or
+    ``NCCL_IB_DISABLE=1`` asks for nothing.
+    """
+    if _value(setting(settings, "NCCL_IB_DISABLE")) == "1":
+        return None
+    gid = setting(settings, "NCCL_IB_GID_INDEX")
+    roce_version = setting(settings, "NCCL_IB_ROCE_VERSION_NUM")
+    for name, seen in (("NCCL_IB_GID_INDEX", gid), ("NCCL_IB_ROCE_VERSION_NUM", roce_version)):
+        value = _value(seen) or ""
+        if seen is not None and value.isdigit() and (name != "NCCL_IB_GID_INDEX" or int(value) >= 1):
+            return Evidence("roce", f"{name}={value} ({seen.source}) asks for RoCE", seen.line, seen.text)
+    for name in ("NCCL_IB_HCA", "NCCL_IB_TC"):
+        seen = setting(settings, name)
+        value = _value(seen) or ""
+        if seen is not None and value and not value.startswith("^"):
+            source = f"{name}={value} ({seen.source}) asks for NCCL's IB verbs transport"
+            return Evidence("ib", source, seen.line, seen.text)
+    return None
+
+
+def _seen_transport(settings: RunSettings) -> tuple[tuple[Evidence, ...], bool]:
+    """Evidence of the transport (the one used first), and whether it is only what settings ask for.
+
+    ``NCCL_IB_DISABLE=1`` and ``NCCL_NET`` come first (as they always did),
+    then NCCL's INFO lines (proof); a RoCE setting refines an InfiniBand that
+    only ``Using network IB`` or ``NCCL_NET=IB`` named (NCCL's IB transport
+    covers RoCE too), never one whose device list shows ``/IB`` ports.
+    """
+    seen = _transport_from_env(settings) or settings.network
+    asked = _transport_asked(settings)
+    if seen is None:
+        return ((), False) if asked is None else ((asked,), True)
+    if (
+        asked is not None
+        and (seen.value, asked.value) == ("ib", "roce")
+        and seen.source != "NET/IB device list"
+    ):
+        return (asked, seen), True
+    return (seen,), False
+
+
 def _kind_for(transport: str, arch: str) -> tuple[str, int | None]:
     """Default (link kind, NICs per host; None: one per GPU) of a transport on a GPU generation."""
     if transport == "ib":
@@ -88,6 +140,19 @@ def _kind_for(transport: str, arch: str) -> tuple[str, int | None]:
     if transport == "slingshot":
         return "slingshot_200g", 4
     return _FIXED.get(transport, ("tcp_100g", 1))
+
+
+def _per_host_of_kind(kind: str, arch: str) -> int | None:
+    """NICs per host of a link kind given with ``--nic``: what its transport has when read from the log.
+
+    Slingshot 4, TCPXO 8, TCPX 4, TCP sockets 1 (any speed), EFA by GPU
+    generation when the kind is that generation's; None (one per GPU) else.
+    """
+    for transport in ("slingshot", "efa", "tcpxo", "tcpx", "socket"):
+        name, per_host = _kind_for(transport, arch)
+        if name == kind:
+            return per_host
+    return _FIXED["socket"][1] if kind.startswith("tcp_") else None
 
 
 def infer_network(
@@ -107,13 +172,14 @@ def infer_network(
         if kind is None or kind.family not in ("infiniband", "ethernet"):
             valid = sorted(k for k, v in LINK_KINDS.items() if v.family in ("infiniband", "ethernet"))
             raise InferenceError(f"--nic {option_nic!r} is no network link kind; valid: {', '.join(valid)}")
-        return given("network", option_nic, "--nic"), None
-    seen = _transport_from_env(settings) or settings.network
-    if seen is not None:
-        transport = str(seen.value)
+        return given("network", option_nic, "--nic"), _per_host_of_kind(option_nic, arch)
+    seen, asked = _seen_transport(settings)
+    if seen:
+        transport = str(seen[0].value)
         name, per_host = _kind_for(transport, arch)
-        note = f"the log shows {transport}; its speed is not printed: {name} assumed for {arch} GPUs"
-        return Fact("network", name, (seen,), assumed=True, option="--nic", note=note), per_host
+        shows = seen[0].describe() if asked else f"the log shows {transport}"
+        note = f"{shows}; its speed is not printed: {name} assumed for {arch} GPUs"
+        return Fact("network", name, seen, assumed=True, option="--nic", note=note), per_host
     transport = "ib" if nvlink_board else "socket"
     name, per_host = _kind_for(transport, arch)
     note = f"the log names no network; {name} assumed ({'InfiniBand' if transport == 'ib' else 'TCP'})"
