@@ -361,10 +361,14 @@ def _complete(devices: list[Device], ranks: int) -> bool:
 
 
 def _launch(devices: list[Device], header: dict[str, int | str]) -> tuple[str, int]:
-    """Launch mode and GPUs per thread, from the run header and the devices' Pids."""
+    """Launch mode and GPUs per thread, from the run header and the devices' Pids.
+
+    A Pid shared by two ranks means one process drives both, but only on one
+    host: containers and pods on different hosts reuse the same Pid numbers.
+    """
     threads, gpus = header.get("nThread"), header.get("nGpus")
     per_thread = gpus if isinstance(gpus, int) and gpus > 0 else 1
-    pids = [d.pid for d in devices if d.pid is not None]
+    pids = [(d.host, d.pid) for d in devices if d.pid is not None]
     if per_thread > 1 or (isinstance(threads, int) and threads > 1) or len(pids) != len(set(pids)):
         return "threads", per_thread
     if len(pids) > 1 or (isinstance(threads, int) and isinstance(gpus, int)):
