@@ -169,7 +169,7 @@ EXPECTED = [
         ["ip-172-31-41-105", "ip-172-31-41-36"],
         "Tesla V100-SXM2-32GB",
         "2.4.8+cuda10.0",
-        None,  # the binary is named only in our '## command:' commentary
+        "all_reduce",  # not from the binary, named only in '## command:' commentary: from the table
         2.80613,
         None,
         None,
@@ -308,12 +308,21 @@ def test_topo_p2p_matrix_alone_is_not_a_topo_matrix() -> None:
 
 
 def test_collective_comes_only_from_tool_output() -> None:
-    """V100's binary is named only in '## command:' commentary, which is never read."""
+    """V100's binary is named only in '## command:' commentary, which is never read.
+
+    Its collective comes from the result table instead: busbw/algbw 8.95/4.77 = 1.876 is
+    2(n-1)/n = 1.875 for its 16 listed ranks, with redop sum: only all_reduce fits.
+    """
     assert "all_reduce_perf" in text_of(V100)
     log = load_nccl_tests(DATA / V100)
-    assert log.collective is None and log.command is None
-    assert any("collective unknown" in warning for warning in log.warnings)
-    assert load_nccl_tests(DATA / V100, collective="all_reduce").collective == "all_reduce"
+    assert log.collective == "all_reduce" and log.command is None
+    assert [e.source for e in log.collective_evidence] == ["result table"]
+    assert not any("collective unknown" in warning for warning in log.warnings)
+    given = load_nccl_tests(DATA / V100, collective="all_reduce")
+    assert [e.source for e in given.collective_evidence] == [
+        "collective given (--collective)",
+        "result table",
+    ]
 
 
 def test_explicit_collective_wins_and_is_checked() -> None:

@@ -29,6 +29,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings import RunSettings, decode_version_code  # noqa: F401 (re-exported)
@@ -141,7 +142,9 @@ class NcclTestsLog:
     source : str or None
         File name, if read from a file.
     collective : str or None
-        Normalised collective name (see :data:`COLLECTIVES`), None if unknown.
+        Normalised collective name (see :data:`COLLECTIVES`): the one given,
+        else the binary the log names, else the one its result table leaves
+        (or the file name picks among those it allows); None if unknown.
     n_ranks : int
         Number of ranks (GPUs) in the run, chosen from ``rank_evidence``.
     devices : list of Device
@@ -174,6 +177,13 @@ class NcclTestsLog:
         Oddities found (inconsistent bandwidths, wrong elements ...).
     out_of_bounds : int or None
         The ``# Out of bounds values`` count.
+    collective_evidence : tuple of Evidence
+        Every source's word on the collective, the one used first:
+        ``"collective given (--collective)"``, ``"nccl-tests binary named in
+        the log"``, ``"result table"`` (busbw/algbw, redop and root leave one
+        collective), ``"result table (ambiguous)"`` (value: the tuple of
+        collectives that fit), ``"file name"``; see
+        :mod:`~commsim.calibrate.parser_collective`. Empty when nothing names it.
     rank_evidence : tuple of Evidence
         Every source's word on the number of ranks, the one used first:
         ``"device list"`` (complete list), ``"highest rank listed"``,
@@ -218,6 +228,7 @@ class NcclTestsLog:
     topo_matrix: str | None
     warnings: list[str]
     out_of_bounds: int | None = None
+    collective_evidence: tuple[Evidence, ...] = ()
     rank_evidence: tuple[Evidence, ...] = ()
     rank_source: str = ""
     placement: dict[str, tuple[int, ...]] = field(default_factory=dict)
@@ -289,6 +300,7 @@ def parse_nccl_tests(
     *,
     n_ranks: int | None = None,
     run: int | None = None,
+    name_hint: str | None = None,
 ) -> NcclTestsLog:
     r"""Read the output of one nccl-tests run (text or ``-J`` JSON).
 
@@ -306,6 +318,10 @@ def parse_nccl_tests(
     run : int, optional
         Which run (1-based) of a log that holds several; see
         :func:`parse_nccl_tests_runs`.
+    name_hint : str, optional
+        The log's file name, which may name the collective; used only when
+        the log names no binary, to choose among the collectives its table
+        allows (:mod:`~commsim.calibrate.parser_collective`).
 
     Returns
     -------
@@ -334,7 +350,7 @@ def parse_nccl_tests(
     >>> log.collective, log.n_ranks, log.rows[0].oop_busbw_Bps
     ('all_reduce', 2, 10490000000.0)
     """
-    runs = parse_nccl_tests_runs(text, source, collective, n_ranks=n_ranks)
+    runs = parse_nccl_tests_runs(text, source, collective, n_ranks=n_ranks, name_hint=name_hint)
     if run is not None:
         return _pick_run(runs, run, source)
     if len(runs) > 1:
@@ -352,6 +368,7 @@ def parse_nccl_tests_runs(
     collective: str | None = None,
     *,
     n_ranks: int | None = None,
+    name_hint: str | None = None,
 ) -> list[NcclTestsLog]:
     """Read every nccl-tests run in one log (scripts that loop over tests).
 
@@ -368,9 +385,9 @@ def parse_nccl_tests_runs(
 
     Parameters
     ----------
-    text, source, collective, n_ranks
-        As for :func:`parse_nccl_tests`; ``collective`` and ``n_ranks``
-        apply to every run.
+    text, source, collective, n_ranks, name_hint
+        As for :func:`parse_nccl_tests`; ``collective``, ``n_ranks`` and
+        ``name_hint`` apply to every run.
 
     Returns
     -------
@@ -395,7 +412,9 @@ def parse_nccl_tests_runs(
     else:
         tables = read_text_runs(cleaned, source)
     found = [series for data in tables for series in split_series(data)]
-    return [finish_log(data, collective, n_ranks, index) for index, data in enumerate(found, start=1)]
+    return [
+        finish_log(data, collective, n_ranks, index, name_hint) for index, data in enumerate(found, start=1)
+    ]
 
 
 def describe_runs(runs: list[NcclTestsLog]) -> str:
@@ -443,6 +462,7 @@ def load_nccl_tests(
     *,
     n_ranks: int | None = None,
     run: int | None = None,
+    name_hint: bool = False,
 ) -> NcclTestsLog:
     """Read an nccl-tests log file (text or ``-J`` JSON).
 
@@ -452,6 +472,9 @@ def load_nccl_tests(
         The log file; its name becomes the log's ``source``.
     collective, n_ranks, run
         As for :func:`parse_nccl_tests`.
+    name_hint : bool
+        Whether the file's name may choose the collective among those the
+        table allows, when the log names no binary.
 
     Returns
     -------
@@ -463,13 +486,22 @@ def load_nccl_tests(
         If the file cannot be read or parsed.
     """
     text = _read_log_file(path)
-    return parse_nccl_tests(text, source=str(path), collective=collective, n_ranks=n_ranks, run=run)
+    hint = Path(path).name if name_hint else None
+    return parse_nccl_tests(
+        text, source=str(path), collective=collective, n_ranks=n_ranks, run=run, name_hint=hint
+    )
 
 
 def load_nccl_tests_runs(
-    path: str | PathLike[str], collective: str | None = None, *, n_ranks: int | None = None
+    path: str | PathLike[str],
+    collective: str | None = None,
+    *,
+    n_ranks: int | None = None,
+    name_hint: bool = False,
 ) -> list[NcclTestsLog]:
     """Read every run of an nccl-tests log file; see :func:`parse_nccl_tests_runs`.
+
+    ``name_hint`` is as for :func:`load_nccl_tests`.
 
     Raises
     ------
@@ -477,4 +509,7 @@ def load_nccl_tests_runs(
         If the file cannot be read or parsed.
     """
     text = _read_log_file(path)
-    return parse_nccl_tests_runs(text, source=str(path), collective=collective, n_ranks=n_ranks)
+    hint = Path(path).name if name_hint else None
+    return parse_nccl_tests_runs(
+        text, source=str(path), collective=collective, n_ranks=n_ranks, name_hint=hint
+    )

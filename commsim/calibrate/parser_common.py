@@ -41,8 +41,10 @@ __all__ = [
     "clean_text",
     "find_topo_matrix",
     "finish_log",
+    "informative",
     "printed",
     "ranks_from_bandwidths",
+    "ratio_bounds",
 ]
 
 GBPS = 1e9
@@ -164,7 +166,8 @@ def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: 
         The printed triples of every row.
     collective : str or None
         Normalised collective name; without it only algbw is checked (its
-        factor is 1 for every collective but hypercube) and busbw is not.
+        factor is 1 for every collective but hypercube) and busbw is not
+        (:func:`finish_log` says so in its own warning).
     ranks : int
         Number of ranks; 0 when unknown (then only algbw is checked).
 
@@ -179,11 +182,6 @@ def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: 
     bus = BUSBW_FACTORS[collective](ranks) if known and collective in BUSBW_FACTORS else None
     alg_why = f" x {alg:.4g}" if alg != 1.0 else ""
     warnings: list[str] = []
-    if collective is None:
-        warnings.append(
-            "collective unknown (the log names no nccl-tests binary): busbw was not checked "
-            "against size and time; pass collective="
-        )
     rows: list[tuple[int, str]] = []
     for m in measured:
         found = [_check(m, "algbw", m.algbw, alg, alg_why)]
@@ -287,9 +285,23 @@ def clean_lines(text: str) -> list[str]:
 
 
 def finish_log(
-    data: RunData, collective: str | None, n_ranks: int | None, run_index: int = 1
+    data: RunData,
+    collective: str | None,
+    n_ranks: int | None,
+    run_index: int = 1,
+    name_hint: str | None = None,
 ) -> NcclTestsLog:
-    """Check what a reader found and build the :class:`NcclTestsLog`."""
+    """Check what a reader found and build the :class:`NcclTestsLog`.
+
+    The collective is the one given, else the binary the log names, else
+    the one the result table leaves, else the one ``name_hint`` (the file
+    name) names among those the table allows
+    (:func:`~commsim.calibrate.parser_collective.decide_collective`); the
+    number of ranks is read with the first two only, and busbw is checked
+    with the collective decided.
+    """
+    from commsim.calibrate.parser_collective import decide_collective
+
     if not data.rows:
         raise ParseError(
             "no result rows found; expected nccl-tests' table (a '#  size  count  type ...' "
@@ -298,9 +310,13 @@ def finish_log(
             line=data.first_line if run_index > 1 else None,
         )
     warnings = list(data.warnings)
-    name = _resolve_collective(collective, data.program, warnings)
+    named = _resolve_collective(collective, data.program, warnings)
     devices = _unique_devices(data.devices, warnings)
-    ranks, evidence = _resolve_ranks(n_ranks, devices, name, data, warnings)
+    ranks, evidence = _resolve_ranks(n_ranks, devices, named, data, warnings)
+    name, collective_evidence, found = decide_collective(
+        collective, data.program, data.rows, data.measured, evidence, name_hint
+    )
+    warnings += found
     warnings += bandwidth_warnings(data.measured, name, ranks)
     warnings += _wrong_warnings(data)
     warnings += average_warnings(data)
@@ -311,6 +327,7 @@ def finish_log(
     return NcclTestsLog(
         source=data.source,
         collective=name,
+        collective_evidence=collective_evidence,
         n_ranks=ranks,
         devices=devices,
         hosts=hosts,
@@ -437,17 +454,24 @@ def ranks_from_bandwidths(collective: str, measured: Iterable[Measured], max_ran
         )
     scale = RANK_SCALES[collective]
     low, high = 0.0, math.inf
-    for m in _informative(measured):
-        low = max(low, (m.busbw.value - m.busbw.half_ulp) / (m.algbw.value + m.algbw.half_ulp) / scale)
-        shortest = m.algbw.value - m.algbw.half_ulp
-        high = min(high, (m.busbw.value + m.busbw.half_ulp) / shortest / scale if shortest > 0 else math.inf)
+    for m in informative(measured):
+        lowest, highest = ratio_bounds(m)
+        low, high = max(low, lowest / scale), min(high, highest / scale)
     # (n-1)/n lies in [low, high]  <=>  1/(1-low) <= n <= 1/(1-high)
     smallest = 1 if low <= 0 else (max_ranks + 1 if low >= 1 else math.ceil(1 / (1 - low) * (1 - _SLACK)))
     largest = max_ranks if high >= 1 else math.floor(1 / (1 - high) * (1 + _SLACK))
     return list(range(max(smallest, 1), min(largest, max_ranks) + 1))
 
 
-def _informative(measured: Iterable[Measured]) -> list[Measured]:
+def ratio_bounds(m: Measured) -> tuple[float, float]:
+    """Lowest and highest busbw/algbw the printed pair allows (inf when algbw may be 0)."""
+    low = (m.busbw.value - m.busbw.half_ulp) / (m.algbw.value + m.algbw.half_ulp)
+    shortest = m.algbw.value - m.algbw.half_ulp
+    return low, (m.busbw.value + m.busbw.half_ulp) / shortest if shortest > 0 else math.inf
+
+
+def informative(measured: Iterable[Measured]) -> list[Measured]:
+    """The printed triples that bound busbw/algbw: size, algbw and busbw above 0."""
     return [
         m
         for m in measured
@@ -522,7 +546,7 @@ def _ratio_family(collective: str | None, rows: list[Measured]) -> tuple[str | N
 
 
 def _ratio_evidence(collective: str | None, measured: list[Measured]) -> Evidence | None:
-    rows = _informative(measured)
+    rows = informative(measured)
     family, named = _ratio_family(collective, rows)
     if family is None or not rows:
         return None

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from commsim.algorithms.base import Problem
+from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.inference import RunInference, RunOptions, infer_run
 from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests, load_nccl_tests_runs
+from commsim.calibrate.parser_collective import BINARY, FILE_NAME, GIVEN, TABLE, TABLE_AMBIGUOUS
 from commsim.collectives import Collective, busbw_factor, get_collective
 from commsim.errors import ParseError, TopologyError
 from commsim.nccl.model import NcclModel
@@ -27,6 +29,7 @@ __all__ = [
     "BANDWIDTH_BOUND_BYTES",
     "LATENCY_BOUND_BYTES",
     "Validation",
+    "collective_fact",
     "error_summary",
     "validate_file",
     "validate_log",
@@ -239,7 +242,9 @@ def validate_log(
     params : NcclParams, optional
         The model's parameters (the datasheet defaults when None).
     collective : str, optional
-        For logs that do not name their collective.
+        For logs that do not name their collective (``--collective``); a log
+        that names its binary must agree. Reported as the ``collective``
+        fact with its evidence (:func:`collective_fact`).
 
     Raises
     ------
@@ -253,6 +258,8 @@ def validate_log(
     if topology is not None or nic is not None:
         options = replace(options, topology=topology or options.topology, nic=nic or options.nic)
     inference = infer_run(log, _raw_tool_text(raw), options)
+    facts = {"collective": collective_fact(log, coll, collective), **inference.facts}
+    inference = replace(inference, facts=facts)
     params = params or NcclParams()
     topo, ranks = inference.topology, inference.ranks
     if len(ranks) < 1:
@@ -288,15 +295,17 @@ def validate_log(
 
 
 def _collective(log: NcclTestsLog, collective: str | None) -> Collective:
-    if collective and log.collective and get_collective(collective) != get_collective(log.collective):
+    """The collective to model: ``collective`` (``--collective``) or the one the parser decided."""
+    binary = next((e for e in log.collective_evidence if e.source == BINARY), None)
+    if collective and binary is not None and get_collective(collective) != get_collective(binary.value):
         raise ParseError(
-            f"the log measured {log.collective}, not {collective}; --collective is only for logs that "
-            "do not name theirs",
+            f"the log measured {binary.value}, not {collective} (it runs {binary.text}); --collective is "
+            "only for logs that do not name theirs",
             log.source,
         )
     name = collective or log.collective
     if name is None:
-        raise ParseError("the log does not say which collective it measured; give --collective", log.source)
+        raise ParseError(_unknown_collective(log), log.source)
     coll = get_collective(name)
     if coll not in MODELLED:
         raise ParseError(
@@ -307,21 +316,67 @@ def _collective(log: NcclTestsLog, collective: str | None) -> Collective:
     return coll
 
 
-def _collective_from_name(name: str) -> str | None:
-    """A collective named in a file name (``..._all_reduce_...``), as a last resort."""
-    for candidate in (
-        "reduce_scatter",
-        "all_reduce",
-        "all_gather",
-        "all_to_all",
-        "alltoall",
-        "sendrecv",
-        "broadcast",
-        "reduce",
-    ):
-        if candidate in name.lower():
-            return candidate
-    return None
+def _unknown_collective(log: NcclTestsLog) -> str:
+    """Why the collective is unknown, and which ``--collective`` values would fit."""
+    table = next((e for e in log.collective_evidence if e.source == TABLE_AMBIGUOUS), None)
+    by_name = next((e for e in log.collective_evidence if e.source == FILE_NAME), None)
+    fits: tuple[str, ...] = table.value if table is not None else ()
+    why = f"; its result table (line {table.line}): {table.text}" if table is not None else ""
+    if by_name is not None:
+        names = by_name.value if isinstance(by_name.value, tuple) else (by_name.value,)
+        why += f"; the file name {by_name.text!r} names {_and(names)}"
+        why += ", which the table rules out" if table is not None else ""
+    give = " or ".join(f"--collective {name}" for name in fits) if fits else "--collective NAME"
+    return (
+        f"the log does not say which collective it measured: it names no nccl-tests binary{why}; give {give}"
+    )
+
+
+def _fits(table: Evidence) -> tuple[str, ...]:
+    return table.value if isinstance(table.value, tuple) else (table.value,)
+
+
+def _and(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def collective_fact(log: NcclTestsLog, coll: Collective, collective: str | None) -> Fact:
+    """The collective modelled as a reported fact: where it comes from, in one sentence.
+
+    Parameters
+    ----------
+    log : NcclTestsLog
+        The parsed run (its ``collective_evidence``).
+    coll : Collective
+        The collective modelled.
+    collective : str or None
+        The ``--collective`` given, if any.
+    """
+    evidence = log.collective_evidence
+    if collective and not any(e.source == GIVEN for e in evidence):
+        evidence = (Evidence(coll.value, GIVEN), *evidence)
+    chosen = evidence[0] if evidence else Evidence(coll.value, GIVEN)
+    table = next((e for e in evidence if e.source in (TABLE, TABLE_AMBIGUOUS)), None)
+    if chosen.source == BINARY:
+        note = f"the log runs {chosen.text}"
+    elif chosen.source == TABLE:
+        note = str(chosen.text)
+    elif chosen.source == FILE_NAME and table is not None:
+        note = f"the file name {chosen.text!r} picks it from what the table allows ({table.text})"
+    elif chosen.source == FILE_NAME:
+        return Fact(
+            "collective",
+            coll.value,
+            tuple(evidence),
+            assumed=True,
+            option="--collective",
+            note=f"only the file name {chosen.text!r} names it (no binary in the log; the table is silent)",
+        )
+    elif table is not None and coll.value in _fits(table):
+        note = f"given; the result table agrees ({table.text})"
+    else:
+        note = f"given, against the result table ({table.text})" if table is not None else ""
+    return Fact("collective", coll.value, tuple(evidence), option="--collective", note=note)
 
 
 def validate_runs(
@@ -330,22 +385,21 @@ def validate_runs(
     """Validate every run of an nccl-tests log file (scripts often write several into one).
 
     Keyword arguments are those of :func:`validate_log`; ``n_ranks`` is
-    passed to the parser for logs that do not show their rank count.
+    passed to the parser for logs that do not show their rank count, and so
+    is ``collective`` (for logs that name no binary), so the rows' busbw is
+    checked with it. Without it the collective is the binary the log names,
+    else the one the result table leaves, else the one the file name names
+    among those the table allows (:mod:`~commsim.calibrate.parser_collective`).
     """
     raw = _read(path)
-    logs = load_nccl_tests_runs(path, n_ranks=n_ranks)
-    out = []
-    for log in logs:
-        if log.collective is None:  # only then may --collective (or the file name) say what it measured
-            name = collective or _collective_from_name(Path(path).name)
-            if name is not None:
-                log = replace(log, collective=get_collective(name).value)
-        out.append(validate_log(log, raw, collective=collective, **kwargs))
-    return out
+    logs = load_nccl_tests_runs(path, collective=collective, n_ranks=n_ranks, name_hint=True)
+    return [validate_log(log, raw, collective=collective, **kwargs) for log in logs]
 
 
 def validate_file(path: str | Path, **kwargs: Any) -> Validation:
     """Load an nccl-tests log of one run and validate the model against it.
+
+    The collective is decided as for :func:`validate_runs`.
 
     Raises
     ------
@@ -354,11 +408,7 @@ def validate_file(path: str | Path, **kwargs: Any) -> Validation:
     """
     collective = kwargs.pop("collective", None)
     n_ranks = kwargs.pop("n_ranks", None)
-    log = load_nccl_tests(path, n_ranks=n_ranks)
-    if log.collective is None:
-        collective = collective or _collective_from_name(Path(path).name)
-        if collective is not None:
-            log = load_nccl_tests(path, collective=collective, n_ranks=n_ranks)
+    log = load_nccl_tests(path, collective=collective, n_ranks=n_ranks, name_hint=True)
     return validate_log(log, _read(path), collective=collective, **kwargs)
 
 

@@ -1,0 +1,347 @@
+"""Which collective an nccl-tests run measured, and how that is known.
+
+A log usually names its binary (``all_reduce_perf``); when it does not
+(a pasted table, a page that kept only the rows), the table itself often
+settles it. nccl-tests prints ``busbw = algbw x factor`` with the factor of
+the collective's ``GetBw`` (nccl-tests ``src/*.cu``, ``doc/PERFORMANCE.md``):
+
+=====================================  ==========  ================  ==========
+collective                             factor      ``redop`` column  ``root``
+=====================================  ==========  ================  ==========
+all_reduce                             2(n-1)/n    sum, max ...      -1
+reduce_scatter                         (n-1)/n     sum, max ...      -1
+all_gather, all_to_all                 (n-1)/n     none              -1
+gather, scatter                        (n-1)/n     none              0..n-1
+broadcast                              1           none              0..n-1
+reduce                                 1           sum, max ...      0..n-1
+send_recv                              1           sum, max ...      -1
+hypercube                              1           none              -1
+=====================================  ==========  ================  ==========
+
+(send_recv's ``RunTest`` loops over the reduction operations like
+all_reduce's, so it prints ``sum``; the tests of collectives that do not
+reduce pass no operation and print ``none``.) With the number of ranks
+``n`` known, the factor, the reduction and the root leave one collective in
+most cases; :func:`table_fit` says which collectives fit and why.
+
+A file name is weaker evidence: :func:`collectives_in_name` reads every
+spelling people and nccl-tests binaries use (``all_reduce``, ``allreduce``,
+``all-reduce``, ``AllReduce``, ``bcast`` ...) as whole words, the longest
+first, so ``allreduce`` is never read as ``reduce``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import PurePath
+from typing import NamedTuple
+
+from commsim.calibrate.evidence import Evidence
+from commsim.calibrate.parser import COLLECTIVES, NcclTestsRow, normalise_collective
+from commsim.calibrate.parser_common import (
+    BUSBW_FACTORS,
+    EXACT_SOURCES,
+    RANK_SCALES,
+    Measured,
+    informative,
+    ranks_from_bandwidths,
+    ratio_bounds,
+)
+
+__all__ = [
+    "BINARY",
+    "FILE_NAME",
+    "GIVEN",
+    "REDUCING",
+    "ROOTED",
+    "TABLE",
+    "TABLE_AMBIGUOUS",
+    "TableFit",
+    "collectives_in_name",
+    "decide_collective",
+    "table_fit",
+]
+
+REDUCING = frozenset({"all_reduce", "reduce_scatter", "reduce", "send_recv"})
+"""Collectives whose rows name a reduction (``sum`` ...) in the ``redop`` column; others print ``none``."""
+
+ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})
+"""Collectives whose rows print a root rank (0..n-1); the others print -1."""
+
+GIVEN = "collective given (--collective)"
+"""Evidence source: the user named the collective."""
+BINARY = "nccl-tests binary named in the log"
+"""Evidence source: the log names the test it ran (``all_reduce_perf``)."""
+FILE_NAME = "file name"
+"""Evidence source: the log's file name; used only among what the table allows."""
+TABLE = "result table"
+"""Evidence source: the table's busbw/algbw, redop and root leave one collective."""
+TABLE_AMBIGUOUS = "result table (ambiguous)"
+"""Evidence source: the table leaves several collectives (its value is their tuple)."""
+
+_FORMULA = {"all_reduce": "2(n-1)/n", **{name: "(n-1)/n" for name in RANK_SCALES if name != "all_reduce"}}
+_SLACK = 1e-9
+
+# Longest and most specific first: at one position the first alternative that matches wins.
+_SPELLINGS = (
+    ("reduce_scatter", r"reduce[-_ ]?scatter"),
+    ("all_reduce", r"all[-_ ]?reduce"),
+    ("all_gather", r"all[-_ ]?gather"),
+    ("all_to_all", r"all[-_ ]?to[-_ ]?all|a2a"),
+    ("send_recv", r"send[-_ ]?recv"),
+    ("broadcast", r"broadcast|bcast"),
+    ("hypercube", r"hyper[-_ ]?cube"),
+    ("reduce", r"reduce"),
+    ("gather", r"gather"),
+    ("scatter", r"scatter"),
+)
+_NAME = re.compile(
+    r"(?<![a-z])(?:"
+    + "|".join(f"(?P<{name}>{pattern})" for name, pattern in _SPELLINGS)
+    + r")(?:[-_ ]?perf(?:[-_ ]?mpi)?)?(?![a-z])"
+)
+
+
+def collectives_in_name(name: str) -> list[str]:
+    """Every collective a file name names, as whole words, in order of appearance.
+
+    Parameters
+    ----------
+    name : str
+        A file name or path; only its last component is read.
+
+    Returns
+    -------
+    list of str
+        Normalised names (see :data:`~commsim.calibrate.parser.COLLECTIVES`),
+        without repeats; empty when the name names none.
+
+    Examples
+    --------
+    >>> collectives_in_name("12_MI250X-SS11-4node-32rank-allreduce.txt")
+    ['all_reduce']
+    >>> collectives_in_name("ReduceScatter_vs_bcast.log")
+    ['reduce_scatter', 'broadcast']
+    >>> collectives_in_name("reducer_test.txt")
+    []
+    """
+    stem = PurePath(name).name
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", stem).lower()  # AllReduce -> all_reduce
+    found = [match.lastgroup for match in _NAME.finditer(words) if match.lastgroup]
+    return list(dict.fromkeys(found))
+
+
+class TableFit(NamedTuple):
+    """The collectives a result table fits.
+
+    ``candidates`` keeps the order of :data:`~commsim.calibrate.parser.COLLECTIVES`;
+    ``says_nothing`` is True when the table rules none out (no informative
+    bandwidths, no redop or root column). ``evidence`` is the decisive
+    :class:`Evidence` (source :data:`TABLE` when one collective fits,
+    :data:`TABLE_AMBIGUOUS` with the tuple of candidates otherwise, None when
+    the table says nothing).
+    """
+
+    candidates: tuple[str, ...]
+    says_nothing: bool
+    evidence: Evidence | None
+
+
+def table_fit(
+    rows: Sequence[NcclTestsRow],
+    measured: Iterable[Measured],
+    ranks: int | None,
+    at_least: int = 1,
+    ranks_how: str = "",
+) -> TableFit:
+    """The collectives whose busbw factor, reduction and root fit every row of a table.
+
+    Parameters
+    ----------
+    rows : sequence of NcclTestsRow
+        The run's rows (their ``redop`` and ``root`` columns; None when absent).
+    measured : iterable of Measured
+        The rows' printed (time, algbw, busbw) triples.
+    ranks : int or None
+        The number of ranks when a source other than the busbw/algbw ratio
+        states it; None when it is unknown or read from the ratio itself
+        (then a collective is ruled out only when no number of ranks of at
+        least ``at_least`` explains the ratio: reading the collective from
+        a ratio that gave the rank count would be circular).
+    at_least : int
+        A lower bound on the number of ranks, used when ``ranks`` is None.
+    ranks_how : str
+        Where ``ranks`` comes from (``"device list"``), for the evidence text.
+
+    Returns
+    -------
+    TableFit
+    """
+    pairs = informative(measured)
+    redops = {row.redop for row in rows if row.redop is not None}
+    roots = {row.root for row in rows if row.root is not None}
+    candidates = tuple(
+        name
+        for name in COLLECTIVES
+        if _factor_fits(name, pairs, ranks, at_least)
+        and _redop_fits(name, redops)
+        and _root_fits(name, roots)
+    )
+    says_nothing = len(candidates) == len(COLLECTIVES)
+    if says_nothing:
+        return TableFit(candidates, True, None)
+    first = min((row.line for row in rows), default=None)
+    text = _describe(pairs, redops, roots, (ranks, at_least, ranks_how), candidates)
+    if len(candidates) == 1:
+        return TableFit(candidates, False, Evidence(candidates[0], TABLE, first, text))
+    return TableFit(candidates, False, Evidence(candidates, TABLE_AMBIGUOUS, first, text))
+
+
+def _ratio_bounds(m: Measured) -> tuple[float, float]:
+    """Lowest and highest busbw/algbw the printed pair allows, widened by our float error."""
+    low, high = ratio_bounds(m)
+    return low * (1 - _SLACK), high * (1 + _SLACK)
+
+
+def _factor_fits(name: str, pairs: list[Measured], ranks: int | None, at_least: int) -> bool:
+    if not pairs:
+        return True
+    if ranks is not None:
+        factor = BUSBW_FACTORS[name](ranks)
+        return all(low <= factor <= high for low, high in map(_ratio_bounds, pairs))
+    if name in RANK_SCALES:
+        fits = ranks_from_bandwidths(name, pairs)
+        return bool(fits) and fits[-1] >= at_least
+    return all(low <= 1.0 <= high for low, high in map(_ratio_bounds, pairs))
+
+
+def _redop_fits(name: str, redops: set[str]) -> bool:
+    if not redops:
+        return True
+    reduces = [op.lower() not in ("none", "") for op in redops]
+    return all(reduces) if name in REDUCING else not any(reduces)
+
+
+def _root_fits(name: str, roots: set[int]) -> bool:
+    if not roots:
+        return True
+    return all(root >= 0 for root in roots) if name in ROOTED else roots == {-1}
+
+
+def _describe(
+    pairs: list[Measured],
+    redops: set[str],
+    roots: set[int],
+    rank_facts: tuple[int | None, int, str],
+    candidates: tuple[str, ...],
+) -> str:
+    """``busbw/algbw 1.75 with 8 ranks (device list), redop sum, root -1: only all_reduce fits``."""
+    ranks, at_least, ranks_how = rank_facts
+    parts = []
+    if pairs:
+        best = max(pairs, key=lambda m: m.algbw.value)  # the most precise printed pair
+        ratio = best.busbw.value / best.algbw.value
+        if ranks is not None:
+            where = f" ({ranks_how})" if ranks_how else ""
+            parts.append(f"busbw/algbw {ratio:.3g} with {ranks} ranks{where}")
+        else:
+            unknown = f"no rank count but from this ratio: any n >= {at_least} allowed"
+            parts.append(f"busbw/algbw {ratio:.3g} ({unknown})")
+    if redops:
+        parts.append(f"redop {'/'.join(sorted(redops))}")
+    if roots:
+        parts.append(f"root {'/'.join(map(str, sorted(roots)))}")
+    facts = ", ".join(parts) or "the table"
+    if not candidates:
+        return f"{facts}: no collective fits every row"
+    if len(candidates) == 1:
+        name = candidates[0]
+        formula = f" (busbw = {_FORMULA[name]} x algbw)" if name in _FORMULA and pairs else ""
+        return f"{facts}: only {name} fits{formula}"
+    return f"{facts}: {_either(candidates)} fit"
+
+
+def _either(names: Sequence[str]) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def decide_collective(
+    explicit: str | None,
+    program: str | None,
+    rows: Sequence[NcclTestsRow],
+    measured: Sequence[Measured],
+    rank_evidence: Sequence[Evidence],
+    name_hint: str | None = None,
+) -> tuple[str | None, tuple[Evidence, ...], list[str]]:
+    """The collective of one run, every source's word on it, and warnings.
+
+    Order: ``explicit`` (the user), the binary the log names, the result
+    table when it leaves one collective, the file name when it names one of
+    the collectives the table leaves (or the table says nothing).
+
+    Parameters
+    ----------
+    explicit : str or None
+        The collective the user gave.
+    program : str or None
+        The nccl-tests binary the log names (``all_reduce_perf``).
+    rows, measured : sequence
+        The run's rows and their printed triples.
+    rank_evidence : sequence of Evidence
+        The rank count's evidence, the one used first (see
+        :func:`~commsim.calibrate.parser_common.finish_log`).
+    name_hint : str or None
+        The log's file name.
+
+    Returns
+    -------
+    (name, evidence, warnings)
+        ``name`` is None when nothing settles it; ``evidence`` starts with
+        the source used (when there is one).
+    """
+    given = Evidence(normalise_collective(explicit), GIVEN) if explicit else None
+    binary = Evidence(normalise_collective(program), BINARY, None, program) if program else None
+    fit = None if binary is not None else table_fit(rows, measured, *_rank_facts(rank_evidence))
+    table = fit.evidence if fit is not None else None
+    named = collectives_in_name(name_hint) if name_hint else []
+    by_name = Evidence(
+        named[0] if len(named) == 1 else tuple(named), FILE_NAME, None, PurePath(str(name_hint)).name
+    )
+    chosen = given or binary or (table if table is not None and table.source == TABLE else None)
+    if chosen is None and fit is not None:
+        inside = [name for name in named if name in fit.candidates]
+        chosen = Evidence(inside[0], FILE_NAME, None, by_name.text) if len(inside) == 1 else None
+    evidence = [e for e in (chosen, given, binary, table, by_name if named else None) if e is not None]
+    unique = tuple(dict.fromkeys(evidence))  # the chosen one first, each source once
+    return (chosen.value if chosen else None), unique, _warnings(chosen, fit, named)
+
+
+def _rank_facts(rank_evidence: Sequence[Evidence]) -> tuple[int | None, int, str]:
+    """``(ranks, at_least, how)`` for :func:`table_fit`: an exact count unless it came from the ratio."""
+    if not rank_evidence:
+        return None, 1, ""
+    chosen = rank_evidence[0]
+    if chosen.source in EXACT_SOURCES and chosen.source != "busbw/algbw ratio":
+        return int(chosen.value), int(chosen.value), chosen.source
+    bounds = [
+        int(e.value) for e in rank_evidence if e.source not in EXACT_SOURCES and isinstance(e.value, int)
+    ]
+    return None, max(bounds, default=1), ""
+
+
+def _warnings(chosen: Evidence | None, fit: TableFit | None, named: list[str]) -> list[str]:
+    table = fit.evidence if fit is not None else None
+    if chosen is None:
+        could = (
+            f"; its result table fits {_either(fit.candidates)}" if fit and fit.candidates and table else ""
+        )
+        return [
+            "collective unknown (the log names no nccl-tests binary"
+            f"{could}): busbw was not checked against size and time; give --collective"
+        ]
+    if table is None or fit is None or chosen.value in fit.candidates:
+        if chosen.source == TABLE and named and chosen.value not in named:
+            return [f"the file name names {_either(named)} but {chosen.text}; using {chosen.value}"]
+        return []
+    return [f"collective given as {chosen.value!r}, but {table.text}"]
