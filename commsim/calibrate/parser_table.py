@@ -1,0 +1,286 @@
+"""The result table of an nccl-tests text log: its columns, and reading one row by them.
+
+The column header fixes the table's layout (:class:`Layout`): which columns,
+in which order, and how many whitespace-separated fields each takes (a time
+stamp two). :func:`read_row` reads a row by it into SI units;
+:func:`fits` tells whether fields are of their columns' kinds (integers for
+size, count and root, words for type and reduction, numbers or ``N/A`` for
+measurements), which is how a row split by other lines is put back together.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from commsim.calibrate.parser import NcclTestsRow
+from commsim.calibrate.parser_common import GBPS, Measured, Printed, printed
+from commsim.errors import ParseError
+
+__all__ = [
+    "INTEGER",
+    "Column",
+    "Layout",
+    "boundary",
+    "fits",
+    "looks_like_row",
+    "read_layout",
+    "read_row",
+    "width_message",
+    "without_start",
+]
+
+INTEGER = re.compile(r"^-?\d+$")
+
+_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d)$")
+_NOT_NUMBERS = {"n/a", "nan", "-nan", "inf", "-inf"}  # printed in measurement columns
+_ROW_WORDS = {  # type and reduction names nccl-tests prints, lower case
+    *("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16"),
+    *("fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2", "int", "char", "bf16", "fp16", "fp32", "fp64"),
+    *("sum", "prod", "max", "min", "avg", "premulsum", "mulsum", "none", "all"),
+    *("n/a", "nan", "inf", "-nan", "-inf"),
+}
+_LABELS = {  # canonical column name: header labels of all nccl-tests versions
+    "size": "size bytes",
+    "count": "count n",
+    "type": "type",
+    "redop": "redop op",
+    "root": "root",
+    "time": "time cputime",
+    "algbw": "algbw",
+    "busbw": "busbw",
+    "wrong": "#wrong",
+    "error": "error res",
+    "timestamp": "timestamp",
+}
+_CANONICAL = {label: name for name, labels in _LABELS.items() for label in labels.split()}
+_MEASURES = {"time", "algbw", "busbw", "wrong", "error"}
+_REQUIRED = (("", "size"), ("", "count"), ("", "type"), ("oop", "time"), ("oop", "algbw"), ("oop", "busbw"))
+_SLOT_NAMES = {"oop": "out-of-place", "ip": "in-place", "": ""}
+
+
+class Column(NamedTuple):
+    """One column of a table header."""
+
+    label: str  # as printed in the header
+    name: str  # canonical, or "other"
+    slot: str  # "oop", "ip" or "" (not a measurement)
+    width: int  # number of whitespace-separated fields in a row
+
+
+@dataclass
+class Layout:
+    """The columns of a result table, as its header announced them."""
+
+    line: int
+    columns: list[Column]
+    time_per_s: float  # printed time units per second: 1e6 for us
+
+    @property
+    def width(self) -> int:
+        return sum(column.width for column in self.columns)
+
+    def has(self, slot: str, name: str) -> bool:
+        return any(c.slot == slot and c.name == name for c in self.columns)
+
+
+class _Half(NamedTuple):
+    """One half (out-of-place or in-place) of a result row, in SI units."""
+
+    time_s: float | None
+    algbw_Bps: float | None
+    busbw_Bps: float | None
+    wrong: int | None
+    max_error: float | None
+
+
+def looks_like_row(tokens: list[str]) -> bool:
+    """Whether whitespace-split ``tokens`` have the shape of a result row.
+
+    The first token must be an integer-like number and at least two thirds
+    of the tokens numbers, ``N/A``, time stamps or type and reduction names;
+    MPI help text (``8 more processes have sent help message ...``) is not.
+    """
+    if len(tokens) < 4 or not tokens[0][:1].isdigit():
+        return False
+    fitting = sum(
+        1 for token in tokens if _NUMBER.match(token) or _STAMP.match(token) or token.lower() in _ROW_WORDS
+    )
+    return 3 * fitting >= 2 * len(tokens)
+
+
+def width_message(tokens: list[str], layout: Layout) -> str:
+    labels = " ".join(column.label for column in layout.columns)
+    return (
+        f"result row has {len(tokens)} fields but the column header at line {layout.line} "
+        f"announces {layout.width} ({labels}); the row is truncated or garbled"
+    )
+
+
+def boundary(columns: list[Column], count: int) -> int | None:
+    """How many leading ``columns`` ``count`` fields fill exactly; None if they end inside one or run past."""
+    used = 0
+    for index, column in enumerate(columns):
+        if used == count:
+            return index
+        used += column.width
+    return len(columns) if used == count else None
+
+
+def fits(tokens: list[str], columns: list[Column]) -> bool:
+    """Whether ``tokens`` are exactly the fields of ``columns``, each of its column's kind."""
+    position = 0
+    for column in columns:
+        cell = tokens[position : position + column.width]
+        position += column.width
+        if len(cell) < column.width or not _cell_fits(cell, column.name):
+            return False
+    return position == len(tokens)
+
+
+def _cell_fits(cell: list[str], name: str) -> bool:
+    if name in ("size", "count", "root"):
+        return bool(INTEGER.match(cell[0]))
+    if name in ("type", "redop"):
+        return not _NUMBER.match(cell[0])
+    if name in _MEASURES:
+        return bool(_NUMBER.match(cell[0])) or cell[0].lower() in _NOT_NUMBERS
+    if name == "timestamp":
+        return all(_STAMP.match(token) for token in cell)
+    return True
+
+
+def without_start(tokens: list[str], columns: list[Column]) -> bool:
+    """Whether a short row is the end of a row whose start is missing: it fits the last columns only."""
+    start = boundary(columns[::-1], len(tokens))
+    if start is None or start == len(columns):
+        return False
+    head = boundary(columns, len(tokens))
+    fits_head = head is not None and fits(tokens, columns[:head])
+    return not fits_head and fits(tokens, columns[len(columns) - start :])
+
+
+def read_layout(number: int, labels: list[str], fail: Callable[[str, int], ParseError]) -> Layout:
+    """The table layout announced by the column header ``labels``."""
+    columns = []
+    slots = iter(("oop", "ip"))
+    slot = ""
+    for label in labels:
+        name = _CANONICAL.get(label.lower(), "other")
+        if name == "time":
+            slot = next(slots, "extra")
+        width = 2 if name == "timestamp" else 1  # "2025-05-20 12:00:00"
+        columns.append(Column(label, name, slot if name in _MEASURES else "", width))
+    layout = Layout(number, columns, 1e3 if labels[0].lower() == "bytes" else 1e6)
+    for slot, name in _REQUIRED:
+        if not layout.has(slot, name):
+            what = f"{_SLOT_NAMES[slot]} {name}".strip()
+            raise fail(
+                f"the column header has no {what} column; expected nccl-tests' "
+                "'size count type [redop] [root] time algbw busbw ...' header",
+                number,
+            )
+    return layout
+
+
+def read_row(
+    number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
+) -> tuple[NcclTestsRow, list[Measured]]:
+    """One result row, read by the layout of its table."""
+    if len(tokens) != layout.width:
+        raise fail(width_message(tokens, layout), number)
+    cells = _Cells(number, tokens, layout, fail)
+    nbytes = cells.integer("", "size", "size")
+    measured: list[Measured] = []
+    oop = cells.half("oop", nbytes, measured, optional=False)
+    ip = cells.half("ip", nbytes, measured, optional=True)
+    root = cells.text("", "root")
+    row = NcclTestsRow(
+        nbytes=nbytes,
+        count=cells.integer("", "count", "count"),
+        dtype=cells.text("", "type") or "",
+        redop=cells.text("", "redop"),
+        root=cells.integer("", "root", "root") if root is not None else None,
+        oop_time_s=_required(oop.time_s),
+        oop_algbw_Bps=_required(oop.algbw_Bps),
+        oop_busbw_Bps=_required(oop.busbw_Bps),
+        oop_wrong=oop.wrong,
+        ip_time_s=ip.time_s,
+        ip_algbw_Bps=ip.algbw_Bps,
+        ip_busbw_Bps=ip.busbw_Bps,
+        ip_wrong=ip.wrong,
+        line=number,
+        oop_max_error=oop.max_error,
+        ip_max_error=ip.max_error,
+    )
+    return row, measured
+
+
+def _required(value: float | None) -> float:
+    assert value is not None, "out-of-place values are read with optional=False"
+    return value
+
+
+class _Cells:
+    """The fields of one row, addressed by (slot, column name)."""
+
+    def __init__(
+        self, number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
+    ) -> None:
+        self.line = number
+        self.fail = fail
+        self.time_per_s = layout.time_per_s
+        self.cells: dict[tuple[str, str], tuple[int, str]] = {}
+        position = 0
+        for column in layout.columns:
+            value = " ".join(tokens[position : position + column.width])
+            self.cells.setdefault((column.slot, column.name), (position + 1, value))
+            position += column.width
+
+    def text(self, slot: str, name: str) -> str | None:
+        cell = self.cells.get((slot, name))
+        return cell[1] if cell else None
+
+    def _bad(self, slot: str, name: str, expected: str) -> ParseError:
+        field, token = self.cells[(slot, name)]
+        what = f"{_SLOT_NAMES[slot]} {name}".strip()
+        return self.fail(f"field {field} ({what}) should be {expected}, found {token!r}", self.line)
+
+    def integer(self, slot: str, name: str, what: str) -> int:
+        token = self.text(slot, name) or ""
+        if not INTEGER.match(token):
+            raise self._bad(slot, name, "an integer")
+        return int(token)
+
+    def number(self, slot: str, name: str, optional: bool) -> Printed | None:
+        token = self.text(slot, name)
+        if token is None or (optional and token == "N/A"):
+            return None
+        try:
+            return printed(token)
+        except ValueError:
+            raise self._bad(slot, name, "a number" + (" or N/A" if optional else "")) from None
+
+    def half(self, slot: str, nbytes: int, measured: list[Measured], optional: bool) -> _Half:
+        time = self.number(slot, "time", optional)
+        algbw = self.number(slot, "algbw", optional)
+        busbw = self.number(slot, "busbw", optional)
+        wrong = self.number(slot, "wrong", optional=True)
+        error = self.number(slot, "error", optional=True)
+        if time is None or algbw is None or busbw is None:
+            return _Half(None, None, None, None, None)
+        if not time.value > 0:
+            raise self._bad(slot, "time", "a positive time")
+        seconds = time.divided(self.time_per_s)
+        label = _SLOT_NAMES[slot]
+        measured.append(Measured(self.line, label, nbytes, seconds, algbw, busbw))
+        return _Half(
+            seconds.value,
+            algbw.value * GBPS,
+            busbw.value * GBPS,
+            None if wrong is None else int(wrong.value),
+            None if error is None else error.value,
+        )
