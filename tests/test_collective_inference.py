@@ -21,7 +21,7 @@ from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import Device, load_nccl_tests, parse_nccl_tests
 from commsim.calibrate.parser_collective import collectives_in_name
 from commsim.calibrate.parser_common import _launch
-from commsim.calibrate.validate import validate_file, validate_runs
+from commsim.calibrate.validate import validate_file, validate_log, validate_runs
 from commsim.errors import ParseError
 
 SIZES = [2**20, 2**22, 2**24, 2**26]
@@ -307,6 +307,16 @@ def test_collective_given_checks_busbw_and_drops_the_unknown_warning(tmp_path: P
     fact = report.inference.facts["collective"]
     assert fact.evidence[0].source == "collective given (--collective)"
     assert validate_file(path, collective="all_gather").log.warnings == report.log.warnings
+
+
+def test_validate_log_given_a_collective_reads_the_log_again_with_it(tmp_path: Path) -> None:
+    """The Python path: a log parsed without the collective, then validate_log(collective=...)."""
+    text = _log(0.875, "none", -1, busbw_off={2: 1.0})
+    log = parse_nccl_tests(text, "run.txt")
+    assert any("collective unknown" in w for w in log.warnings)
+    report = validate_log(log, text, collective="all_gather")
+    assert not any("collective unknown" in w for w in report.log.warnings)
+    assert any(w.startswith("line 16: out-of-place busbw 37.7 GB/s disagrees") for w in report.log.warnings)
 
 
 def test_collective_given_against_the_table_is_warned_about(tmp_path: Path) -> None:

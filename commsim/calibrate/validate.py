@@ -14,11 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from commsim.algorithms.base import Problem
-from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.inference import RunInference, RunOptions, infer_run
 from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests, load_nccl_tests_runs
-from commsim.calibrate.parser_collective import BINARY, FILE_NAME, GIVEN, TABLE, TABLE_AMBIGUOUS
-from commsim.collectives import Collective, busbw_factor, get_collective
+from commsim.calibrate.validate_collective import (  # noqa: F401 (MODELLED re-exported)
+    MODELLED,
+    collective_fact,
+    modelled_collective,
+    with_collective,
+)
+from commsim.collectives import busbw_factor
 from commsim.errors import ParseError, TopologyError
 from commsim.nccl.model import NcclModel
 from commsim.nccl.params import NcclParams
@@ -29,27 +33,11 @@ __all__ = [
     "BANDWIDTH_BOUND_BYTES",
     "LATENCY_BOUND_BYTES",
     "Validation",
-    "collective_fact",
     "error_summary",
     "validate_file",
     "validate_log",
     "validate_runs",
 ]
-
-MODELLED = frozenset(
-    {
-        Collective.ALL_REDUCE,
-        Collective.REDUCE_SCATTER,
-        Collective.ALL_GATHER,
-        Collective.BROADCAST,
-        Collective.REDUCE,
-        Collective.ALL_TO_ALL,
-        Collective.SEND_RECV,
-        Collective.GATHER,
-        Collective.SCATTER,
-    }
-)
-"""Collectives the NCCL model prices."""
 
 BANDWIDTH_BOUND_BYTES = 64 * 2**20
 """Sizes from here on are called bandwidth-bound."""
@@ -244,7 +232,7 @@ def validate_log(
     collective : str, optional
         For logs that do not name their collective (``--collective``); a log
         that names its binary must agree. Reported as the ``collective``
-        fact with its evidence (:func:`collective_fact`).
+        fact with its evidence (:func:`~commsim.calibrate.validate_collective.collective_fact`).
 
     Raises
     ------
@@ -253,7 +241,8 @@ def validate_log(
         missing (:class:`~commsim.calibrate.inference.InferenceError`
         names the option that supplies it).
     """
-    coll = _collective(log, collective)
+    coll = modelled_collective(log, collective)
+    log = with_collective(log, raw, collective)
     options = options or RunOptions()
     if topology is not None or nic is not None:
         options = replace(options, topology=topology or options.topology, nic=nic or options.nic)
@@ -292,91 +281,6 @@ def validate_log(
     if not rows:
         raise ParseError("the log has no row with a size above 0 bytes to compare", log.source)
     return Validation(log.source or "<log>", log, inference, coll.value, rows, params)
-
-
-def _collective(log: NcclTestsLog, collective: str | None) -> Collective:
-    """The collective to model: ``collective`` (``--collective``) or the one the parser decided."""
-    binary = next((e for e in log.collective_evidence if e.source == BINARY), None)
-    if collective and binary is not None and get_collective(collective) != get_collective(binary.value):
-        raise ParseError(
-            f"the log measured {binary.value}, not {collective} (it runs {binary.text}); --collective is "
-            "only for logs that do not name theirs",
-            log.source,
-        )
-    name = collective or log.collective
-    if name is None:
-        raise ParseError(_unknown_collective(log), log.source)
-    coll = get_collective(name)
-    if coll not in MODELLED:
-        raise ParseError(
-            f"the NCCL model does not cover {coll} yet; it covers "
-            f"{', '.join(sorted(c.value for c in MODELLED))}",
-            log.source,
-        )
-    return coll
-
-
-def _unknown_collective(log: NcclTestsLog) -> str:
-    """Why the collective is unknown, and which ``--collective`` values would fit."""
-    table = next((e for e in log.collective_evidence if e.source == TABLE_AMBIGUOUS), None)
-    by_name = next((e for e in log.collective_evidence if e.source == FILE_NAME), None)
-    fits: tuple[str, ...] = table.value if table is not None else ()
-    why = f"; its result table (line {table.line}): {table.text}" if table is not None else ""
-    if by_name is not None:
-        names = by_name.value if isinstance(by_name.value, tuple) else (by_name.value,)
-        why += f"; the file name {by_name.text!r} names {_and(names)}"
-        why += ", which the table rules out" if table is not None else ""
-    give = " or ".join(f"--collective {name}" for name in fits) if fits else "--collective NAME"
-    return (
-        f"the log does not say which collective it measured: it names no nccl-tests binary{why}; give {give}"
-    )
-
-
-def _fits(table: Evidence) -> tuple[str, ...]:
-    return table.value if isinstance(table.value, tuple) else (table.value,)
-
-
-def _and(names: tuple[str, ...]) -> str:
-    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
-
-
-def collective_fact(log: NcclTestsLog, coll: Collective, collective: str | None) -> Fact:
-    """The collective modelled as a reported fact: where it comes from, in one sentence.
-
-    Parameters
-    ----------
-    log : NcclTestsLog
-        The parsed run (its ``collective_evidence``).
-    coll : Collective
-        The collective modelled.
-    collective : str or None
-        The ``--collective`` given, if any.
-    """
-    evidence = log.collective_evidence
-    if collective and not any(e.source == GIVEN for e in evidence):
-        evidence = (Evidence(coll.value, GIVEN), *evidence)
-    chosen = evidence[0] if evidence else Evidence(coll.value, GIVEN)
-    table = next((e for e in evidence if e.source in (TABLE, TABLE_AMBIGUOUS)), None)
-    if chosen.source == BINARY:
-        note = f"the log runs {chosen.text}"
-    elif chosen.source == TABLE:
-        note = str(chosen.text)
-    elif chosen.source == FILE_NAME and table is not None:
-        note = f"the file name {chosen.text!r} picks it from what the table allows ({table.text})"
-    elif chosen.source == FILE_NAME:
-        return Fact(
-            "collective",
-            coll.value,
-            tuple(evidence),
-            assumed=True,
-            option="--collective",
-            note=f"only the file name {chosen.text!r} names it (no binary in the log; the table is silent)",
-        )
-    elif table is not None and coll.value in _fits(table):
-        note = f"given; the result table agrees ({table.text})"
-    else:
-        note = f"given, against the result table ({table.text})" if table is not None else ""
-    return Fact("collective", coll.value, tuple(evidence), option="--collective", note=note)
 
 
 def validate_runs(
