@@ -53,7 +53,12 @@ Proto = Annotated[
 NcclVersion = Annotated[
     str | None, typer.Option("--nccl-version", help="NCCL version of the run, e.g. 2.21.5.")
 ]
-Collective = Annotated[str | None, typer.Option(help="Collective, if the log does not name it.")]
+Collective = Annotated[
+    str | None,
+    typer.Option(
+        help="Collective, if neither the log's binary nor its table (busbw/algbw, redop, root) settles it."
+    ),
+]
 NcclTopo = Annotated[
     Path | None,
     typer.Option(
