@@ -338,3 +338,24 @@ def test_saved_topology_loads_back() -> None:
     loaded = parse_topology(calibration.to_topology_yaml(box))
     assert NcclParams.model_validate(dict(loaded.nccl or {})) == calibration.params
     assert loaded.physical_links == box.physical_links
+
+
+def test_runs_of_one_file_are_named_by_their_run(tmp_path: Path) -> None:
+    """Two datatype series of one table are two runs of one file: a calibration names them 'x.txt'
+    and 'x.txt run 2' (where it said 'x.txt #2', which reads like the same file given twice); the same
+    file given twice is still told apart by '#2'."""
+    from commsim.calibrate.parser import load_nccl_tests_runs
+
+    data = Path(__file__).parent / "data" / "nccl-tests"
+    lines = (data / "H100-SXM-HGX_reduce_scatter_8gpu_1.txt").read_text().splitlines()
+    rows = [l for l in lines if l.split()[:1] and l.split()[0].isdigit() and " float " in l]
+    last = max(i for i, l in enumerate(lines) if l in rows)
+    path = tmp_path / "rs.txt"
+    path.write_text("\n".join(lines[: last + 1] + [r.replace(" float ", "  half ") for r in rows]) + "\n")
+    runs = load_nccl_tests_runs(path)
+    assert [r.run_index for r in runs] == [1, 2]
+    raw = path.read_text()
+    both = fit([(r, raw) for r in runs])
+    assert set(both.residuals) == {str(path), f"{path} run 2"}
+    twice = fit([(runs[0], raw), (runs[0], raw)])
+    assert set(twice.residuals) == {str(path), f"{path} #2"}

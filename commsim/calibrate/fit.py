@@ -142,8 +142,10 @@ def _case(
     rows = [r for r in validation.rows if r.measured_time_s > 0]
     noisy = {a.nbytes for a, b in zip(rows, rows[1:]) if a.measured_time_s > NOISE_RATIO * b.measured_time_s}
     rows = [r for r in rows if r.nbytes not in noisy]
+    source = validation.source or f"log {index}"
+    run = validation.log.run_index
     return Case(
-        validation.source or f"log {index}",
+        source if run == 1 else f"{source} run {run}",
         topo,
         inference.ranks,
         get_collective(validation.collective),
@@ -160,7 +162,8 @@ def _case(
 
 
 def _unique_keys(cases: list[Case]) -> list[Case]:
-    """The cases, with ``#2``, ``#3`` ... appended to repeated source names."""
+    """The cases, with ``#2``, ``#3`` ... appended to names still repeated (a file given twice; the
+    runs of one file are already told apart by ``run N``)."""
     seen: dict[str, int] = {}
     out = []
     for case in cases:
