@@ -61,6 +61,10 @@ def test_validate_prints_the_expected_error(capsys: pytest.CaptureFixture[str]) 
     assert f"{lomo['all']:.0%} all sizes" in " ".join(out.split())
     assert "leave-one-machine-out" in " ".join(out.split()) and line
     assert "docs/validation.md" in expected_error_sentence()
+    outside = expected_error()["outside"]
+    said = " ".join(out.split())
+    assert f"on {outside['validated']} public logs from outside the development set, " in said
+    assert f"{outside['as_shipped']['all']:.0%} all sizes" in expected_error_sentence().split("outside")[1]
 
 
 def test_validate_json_carries_the_figures(capsys: pytest.CaptureFixture[str]) -> None:

@@ -197,7 +197,8 @@ def _expected_error() -> dict[str, Any]:
     from commsim.calibrate.accuracy import expected_error
 
     data = expected_error()
-    return {k: data[k] for k in ("logs", "machines", "as_shipped", "leave_one_machine_out")}
+    keys = ("logs", "machines", "as_shipped", "leave_one_machine_out", "outside")
+    return {k: data[k] for k in keys if k in data}
 
 
 def _raw_tool_text(raw: str) -> str:
