@@ -415,8 +415,7 @@ def _rank_gpus(
 ) -> tuple[str, ...]:
     """The GPU of every rank: each host's listed device indices, else its first GPUs."""
     if board is not None and board.cls == "nvl72":
-        flat = [g for box in gpu_names for g in box]
-        return tuple(flat[:ranks])
+        return _rack_gpus(gpu_names, ranks, per_node, facts)
     out: list[str] = []
     devices = layout.devices
     if per_node > len(gpu_names[0]) or len(gpu_names) < int(layout.nodes.value):
@@ -446,6 +445,33 @@ def _rank_gpus(
             (Evidence(list(devices[0]), "device list: CUDA device indices"),),
         )
     return tuple(out)
+
+
+def _rack_gpus(
+    gpu_names: list[list[str]], ranks: int, per_node: int, facts: dict[str, Fact]
+) -> tuple[str, ...]:
+    """The GPU of every rank of an NVL72 run: its hosts spread evenly over the fewest racks.
+
+    A log names hosts, not racks; a run of 32 hosts of 4 GPUs needs two racks of 18 hosts, and is
+    placed 16 + 16 (an operator splits a job evenly; filling one rack first would leave 72 + 56 ranks,
+    domains NCCL would not pair). When the hosts do not split evenly, the first racks take one more.
+    """
+    racks = len(gpu_names)
+    per_host = max(per_node, 1)
+    hosts = -(-ranks // per_host)
+    if racks == 1 or hosts <= 0:
+        return tuple([g for box in gpu_names for g in box][:ranks])
+    base, extra = divmod(hosts, racks)
+    out: list[str] = []
+    for rack, box in enumerate(gpu_names):
+        out += box[: (base + (rack < extra)) * per_host]
+    if hosts % racks:
+        note = f"{hosts} hosts do not split evenly over {racks} racks: the first {extra} take one more"
+    else:
+        note = f"the log names hosts, not racks: {hosts} hosts spread evenly, {base} per rack"
+    value = f"{racks} x {base}{'+' if extra else ''} hosts"
+    facts["racks"] = Fact("racks", value, (), assumed=True, note=note)
+    return tuple(out[:ranks])
 
 
 def replace_p2p(topology: Topology, peer_to_peer: bool) -> Topology:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from commsim.errors import TopologyError
 from commsim.topology.model import Topology
 
 __all__ = ["GPU_ARCHS", "NcclMachine", "analyse", "gpu_arch"]
@@ -144,6 +145,14 @@ def analyse(topology: Topology, ranks: tuple[str, ...]) -> NcclMachine:
     boxes: dict[int, list[str]] = {}
     for rank in ranks:
         boxes.setdefault(topology.device(rank).box, []).append(rank)
+    sizes = sorted({len(members) for members in boxes.values()})
+    if len(sizes) > 1:
+        counts = ", ".join(f"box {box}: {len(members)}" for box, members in sorted(boxes.items()))
+        raise TopologyError(
+            f"the ranks are spread unevenly over the boxes ({counts}); NCCL's model (channels across "
+            "nodes, trees, NVLS) assumes the same number of ranks on every node, and so does commsim's: "
+            "give --gpus-per-node (or --topology) so that every node holds the same number of ranks"
+        )
     first = boxes[min(boxes)]
     transport = _transport(topology, first)
     arch = gpu_arch(topology.device(first[0]).model)
