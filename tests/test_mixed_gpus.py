@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from commsim.calibrate.validate import validate_file
 
 LOG = """# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20
@@ -37,3 +39,31 @@ def test_one_gpu_model_is_not_warned_about() -> None:
     data = Path(__file__).parent / "data" / "nccl-tests"
     report = validate_file(data / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt")
     assert not any("GPU models" in w for w in report.inference.warnings)
+
+
+SHARED = """# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20
+#
+# Using devices
+#  Rank  0 Group  0 Pid   1001 on        lab device  0 [0x01] NVIDIA GeForce RTX 5090
+#  Rank  1 Group  0 Pid   1002 on        lab device  0 [0x01] NVIDIA GeForce RTX 5090
+#
+#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong
+  1048576  262144  float  sum  -1  900.0  1.17  1.17  0  900.0  1.17  1.17  0
+"""
+
+
+def test_two_ranks_on_one_gpu_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Ranks 0 and 1 both print device 0 of host 'lab' (one GPU shared by two MPI ranks): validate
+    refuses with one sentence naming the ranks, the device and the host (exit 2), where it used to
+    stop with the schedule layer's bare "send from 'gpu0' to itself"."""
+    from tests.test_bad_inputs import run_cli
+
+    path = tmp_path / "all_reduce_shared.txt"
+    path.write_text(SHARED)
+    code, out, err = run_cli(["validate", str(path)], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        f"error: {path}: ranks 0-1 run on one GPU (device 0 of host lab): several ranks sharing a GPU "
+        "(MPS, oversubscription) are not modelled; the model needs one GPU per rank (check the device "
+        "list, or give --gpus-per-node if it is abridged)"
+    )

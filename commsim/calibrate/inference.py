@@ -208,6 +208,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     box = _box(spec, board, box_source, bool(facts["p2p"].value), nics, nic)
     topology, gpu_names = _machine(box, boxes, nic, nics)
     rank_gpus = _rank_gpus(gpu_names, layout, board, ranks, per_node, facts)
+    _refuse_shared_gpus(log, rank_gpus)
     version = facts["nccl_version"].value
     return RunInference(
         topology,
@@ -445,6 +446,26 @@ def _rank_gpus(
             (Evidence(list(devices[0]), "device list: CUDA device indices"),),
         )
     return tuple(out)
+
+
+def _refuse_shared_gpus(log: NcclTestsLog, rank_gpus: tuple[str, ...]) -> None:
+    """Several ranks on one GPU (the device list prints the same host and device for them) are not a
+    machine the model describes: refuse, naming them, instead of planning a send from a GPU to itself."""
+    owners: dict[str, list[int]] = {}
+    for rank, gpu in enumerate(rank_gpus):
+        owners.setdefault(gpu, []).append(rank)
+    shared = [ranks for ranks in owners.values() if len(ranks) > 1]
+    if not shared:
+        return
+    first = shared[0]
+    device = next((d for d in log.devices if d.rank == first[0]), None)
+    where = f" (device {device.device} of host {device.host})" if device is not None else ""
+    raise InferenceError(
+        f"ranks {_ranks_text(first)} run on one GPU{where}: several ranks sharing a GPU (MPS, "
+        "oversubscription) are not modelled; the model needs one GPU per rank (check the device "
+        "list, or give --gpus-per-node if it is abridged)",
+        log.source,
+    )
 
 
 def _rack_gpus(
