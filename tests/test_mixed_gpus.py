@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,21 @@ def test_two_ranks_on_one_gpu_are_refused(tmp_path: Path, capsys: pytest.Capture
         "(MPS, oversubscription) are not modelled; the model needs one GPU per rank (check the device "
         "list, or give --gpus-per-node if it is abridged)"
     )
+
+
+@pytest.mark.parametrize(
+    ("printed", "why"),
+    [
+        ("AMD Radeon Graphics", "ROCm prints this generic marketing name for Instinct GPUs in some setups"),
+        ("NVIDIA Graphics Device", "a driver older than the GPU prints this"),
+    ],
+)
+def test_generic_gpu_names_are_explained_by_vendor(tmp_path: Path, printed: str, why: str) -> None:
+    """A generic name is refused (give --gpu) with the reason that fits its vendor: ROCm on a current
+    release prints 'AMD Radeon Graphics' for MI-series GPUs, which is not an old driver."""
+    from commsim.calibrate.infer_layout import InferenceError
+
+    path = tmp_path / "all_reduce_generic.txt"
+    path.write_text(LOG.replace("NVIDIA H100 PCIe", printed).replace("NVIDIA A100-PCIE-40GB", printed))
+    with pytest.raises(InferenceError, match=re.escape(f"only as '{printed}' ({why}); give --gpu MODEL")):
+        validate_file(path)

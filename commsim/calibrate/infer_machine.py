@@ -11,6 +11,7 @@ choice is an assumption and the report says so.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,10 +86,13 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[GpuSpec, Fact]:
                 option="--gpu",
                 note=note,
             )
+        why = (
+            "ROCm prints this generic marketing name for Instinct GPUs in some setups"
+            if re.search(r"\b(amd|radeon)\b", printed, re.IGNORECASE)
+            else "a driver older than the GPU prints this"
+        )
         raise InferenceError(
-            f"the log names its GPUs only as {printed!r} (a driver older than the GPU prints this); "
-            "give --gpu MODEL",
-            log.source,
+            f"the log names its GPUs only as {printed!r} ({why}); give --gpu MODEL", log.source
         )
     raise InferenceError(
         f"GPU {printed!r} is not in the catalogue ({match.why}); give --gpu with a catalogue name "
