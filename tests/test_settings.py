@@ -51,23 +51,24 @@ def test_forced_settings_from_each_source(line: str, expected: dict[str, str]) -
 
 
 def test_continued_mpirun_line_is_read_whole() -> None:
-    """The Dell XE9680 command (lines 7-15): seven -x settings over backslash-continued lines."""
+    """The Dell XE9680 command (lines 7-15): seven -x settings over backslash-continued lines, each
+    with the line it stands on (8 to 14), not the command's first line."""
     log = load_nccl_tests(
         DATA / "nccl-tests" / "H100-SXM-DellXE9680_all_reduce_16gpu_2node-IB-NDR400x8_1.txt"
     )
     env = {name: (e.value, e.source, e.line) for name, e in log.settings.env.items()}
     assert env == {
-        "NCCL_DEBUG": ("VERSION", "mpirun -x", 7),
-        "NCCL_SOCKET_IFNAME": ("enp27s0f0", "mpirun -x", 7),
-        "NCCL_NET_GDR_LEVEL": ("1", "mpirun -x", 7),
-        "NCCL_P2P_LEVEL": ("NVL", "mpirun -x", 7),
-        "NCCL_IB_DISABLE": ("0", "mpirun -x", 7),
+        "NCCL_DEBUG": ("VERSION", "mpirun -x", 8),
+        "NCCL_SOCKET_IFNAME": ("enp27s0f0", "mpirun -x", 9),
+        "NCCL_NET_GDR_LEVEL": ("1", "mpirun -x", 10),
+        "NCCL_P2P_LEVEL": ("NVL", "mpirun -x", 11),
+        "NCCL_IB_DISABLE": ("0", "mpirun -x", 12),
         "NCCL_IB_HCA": (
             "mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,mlx5_6:1,mlx5_7:1",
             "mpirun -x",
-            7,
+            13,
         ),
-        "NCCL_IB_GID_INDEX": ("0", "mpirun -x", 7),
+        "NCCL_IB_GID_INDEX": ("0", "mpirun -x", 14),
     }
     assert (log.settings.version.value, log.settings.library.value) == ("2.26.2", "NCCL")  # line 47
 

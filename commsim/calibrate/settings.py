@@ -308,8 +308,20 @@ def read_settings(lines: Sequence[str], first_line: int = 1) -> RunSettings:
         _read_line(found, number, text)
     for number, command in _commands(lines, first_line):
         for name, value, source in _command_settings(command):
-            found.add(name, 2, Evidence.at(value, source, number, command))
+            line = _line_naming(lines, first_line, number, name)
+            found.add(name, 2, Evidence.at(value, source, line, command))
     return _settle(found)
+
+
+def _line_naming(lines: Sequence[str], first_line: int, start: int, name: str) -> int:
+    """The line, among a continued command's lines from ``start``, that sets ``name`` (else ``start``)."""
+    for number in range(start, first_line + len(lines)):
+        text = lines[number - first_line]
+        if name in text:
+            return number
+        if not text.rstrip().endswith("\\"):
+            break
+    return start
 
 
 def _read_line(found: _Found, number: int, text: str) -> None:
