@@ -39,6 +39,7 @@ from commsim.calibrate.verdict_evidence import (
     tool_lines,
     transports,
 )
+from commsim.topology import get_topology
 
 SIZES = [2**k for k in range(20, 31)]  # 1 MiB to 1 GiB
 A100 = "NVIDIA A100-SXM4-80GB"
@@ -125,6 +126,15 @@ def test_below_without_info_lines_says_how_to_see_a_cause() -> None:
     assert verdict.kind == "below" and verdict.ratio < BELOW and verdict.causes == ()
     assert verdict.text.startswith(f"{1 / verdict.ratio:.1f}x below what this machine should reach")
     assert "run it again with NCCL_DEBUG=INFO and include nvidia-smi topo -m" in verdict.text
+
+
+def test_below_with_a_given_topology_does_not_ask_for_the_matrix_again() -> None:
+    """The user gave the machine (--topology): the verdict asks only for NCCL_DEBUG=INFO, not for
+    the nvidia-smi topo -m it already has."""
+    verdict = verdict_of(nccl_log(busbw_GBps=60.0), RunOptions(topology=get_topology("dgx_a100")))
+    assert verdict.kind == "below"
+    assert "the log shows no cause: run it again with NCCL_DEBUG=INFO to see one" in verdict.text
+    assert "topo -m" not in verdict.text
 
 
 def test_below_with_info_lines_but_no_cause_says_so() -> None:

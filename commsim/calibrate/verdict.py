@@ -207,7 +207,11 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     if ratio >= BELOW:
         return Verdict("expected", ratio, (), (), notes, "as expected for this machine" + aside + miss)
     causes = tuple(_causes(validation, lines))
-    return Verdict("below", ratio, causes, (), notes, _below_text(ratio, causes, lines) + miss)
+    board = validation.inference.facts.get("board")
+    given_box = board is not None and any(e.source == "option --topology" for e in board.evidence)
+    has_matrix = validation.log.topo_matrix is not None or given_box
+    text_ = _below_text(ratio, causes, lines, has_matrix)
+    return Verdict("below", ratio, causes, (), notes, text_ + miss)
 
 
 def verdict_text(validation: Validation) -> str:
@@ -226,7 +230,9 @@ def _source_text(source: str | None) -> str:
         return ""
 
 
-def _below_text(ratio: float, causes: tuple[str, ...], lines: list[tuple[int, str]]) -> str:
+def _below_text(ratio: float, causes: tuple[str, ...], lines: list[tuple[int, str]], has_matrix: bool) -> str:
+    """The below verdict: the causes the log shows, or what to run again to see one (not a matrix the
+    user already gave, with the log or as ``--topology``)."""
     head = f"{1 / ratio:.1f}x below what this machine should reach at large sizes"
     if causes:
         return f"{head}; causes the log shows: " + "; ".join(causes)
@@ -236,10 +242,8 @@ def _below_text(ratio: float, causes: tuple[str, ...], lines: list[tuple[int, st
             "peer-to-peer off, a slow NIC, few channels): look for a busy GPU, a degraded link or a "
             "shared network"
         )
-    return (
-        f"{head}; the log shows no cause: run it again with NCCL_DEBUG=INFO and include "
-        "nvidia-smi topo -m to see one"
-    )
+    more = "" if has_matrix else " and include nvidia-smi topo -m"
+    return f"{head}; the log shows no cause: run it again with NCCL_DEBUG=INFO{more} to see one"
 
 
 # ------------------------------------------------------------ doubts
