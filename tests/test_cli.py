@@ -292,3 +292,25 @@ def test_training_scenario_with_a_trace(tmp_path: Path) -> None:
     processes = [e for e in trace["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"]
     assert len(processes) >= 8  # one per simulated step
     assert "iteration" in proc.stdout and "best bucket size" in proc.stdout
+
+
+def test_validate_imports_a_topo_matrix_with_the_logs_gpu(tmp_path: Path) -> None:
+    """An nvidia-smi topo -m file names no GPU model; given as --topology it is imported with the GPU
+    the log's device list names (A100 PCIe: PCIe 4.0 x16), where it used to fall back to the
+    matrix's default (PCIe 3.0), and with --gpu when given."""
+    log = tmp_path / "all_reduce_a100pcie.txt"
+    log.write_text(
+        "# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1048576 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "# Using devices\n"
+        + "".join(
+            f"#  Rank  {r} Group  0 Pid  {100 + r} on  box device  {r} [0x0{r}] NVIDIA A100-PCIE-40GB\n"
+            for r in range(4)
+        )
+        + "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+        "  1048576  262144  float  sum  -1  100.0  10.49  15.73  0  100.0  10.49  15.73  0\n"
+    )
+    matrix = ROOT / "tests" / "data" / "nvsmi" / "pcie_mixed.txt"
+    result = commsim("validate", str(log), "--topology", str(matrix), "--json")
+    assert result.returncode == 0, result.stderr
+    description = json.loads(result.stdout)["topology"]["description"]
+    assert "A100 40GB PCIe" in description

@@ -109,7 +109,7 @@ def validate(
         from commsim.report.plots import check_output
 
         check_writable(check_output(plot), "--plot")
-    topo, params = _machine(topology, calibrated, nccl_topo)
+    topo, params = _machine(topology, calibrated, nccl_topo, gpu, log)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
@@ -229,7 +229,7 @@ def calibrate(
     from commsim.cli.options import check_writable
 
     check_writable(output, "--output")
-    topo, _ = _machine(topology, None, nccl_topo)
+    topo, _ = _machine(topology, None, nccl_topo, gpu, logs[0] if logs else None)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
@@ -245,13 +245,20 @@ def calibrate(
 
 
 def _machine(
-    topology: str | None, calibrated: Path | None, nccl_topo: Path | None = None
+    topology: str | None,
+    calibrated: Path | None,
+    nccl_topo: Path | None = None,
+    gpu: str | None = None,
+    log: Path | None = None,
 ) -> tuple[Topology | None, NcclParams | None]:
     """``(topology, NCCL parameters)`` of the logs' machine; None where they are to be inferred.
 
     A calibrated file (from ``commsim calibrate``) gives both, its parameters
     from its ``nccl:`` mapping; a topology name, builder, YAML path,
-    ``nvidia-smi topo -m`` file or NCCL topology dump gives the topology.
+    ``nvidia-smi topo -m`` file or NCCL topology dump gives the topology. An
+    ``nvidia-smi topo -m`` matrix names no GPU model: it is imported with
+    ``--gpu``, else with the GPU the log's device list names (its PCIe
+    generation and NVLink speed come from the model).
     """
     given = [
         name
@@ -281,9 +288,27 @@ def _machine(
         if path.suffix not in (".yaml", ".yml") and path.is_file():
             from commsim.topology.nvsmi import load_topo_matrix
 
-            return load_topo_matrix(path), None
+            model = gpu or _log_gpu(log)
+            return (load_topo_matrix(path, gpu_model=model) if model else load_topo_matrix(path)), None
         return get_topology(topology), None
     return None, None
+
+
+def _log_gpu(log: Path | None) -> str | None:
+    """The GPU model a log's device list names (None when it names none or cannot be read yet: the
+    validation that follows reports why)."""
+    if log is None:
+        return None
+    from commsim.calibrate.parser import load_nccl_tests_runs
+    from commsim.hardware import find_gpu
+
+    try:
+        runs = load_nccl_tests_runs(log)
+    except CommsimError:
+        return None
+    printed = next((run.gpu_model for run in runs if run.gpu_model), None)
+    match = find_gpu(printed) if printed else None
+    return match.spec.name if match is not None and match.spec is not None and not match.generic else None
 
 
 def _print_validation(report: Validation) -> None:
