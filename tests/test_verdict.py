@@ -16,6 +16,8 @@ the development logs, never from the model's output:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from commsim.calibrate.inference import RunOptions
@@ -400,3 +402,32 @@ def test_peer_to_peer_does_not_withhold_a_verdict_when_each_host_runs_one_rank()
     assert shared.inference.facts["p2p"].assumed
     assert "p2p" in [f.name for f in shared.inference.assumed]
     assert shared.verdict().startswith("cannot judge")
+
+
+FAR_NIC_MATRIX = """        GPU0    GPU1    NIC0    CPU Affinity    NUMA Affinity   GPU NUMA ID
+GPU0     X      SYS     SYS     24-47     1               N/A
+GPU1    SYS      X      SYS     0-23      0               N/A
+NIC0    SYS     SYS      X
+
+NIC Legend:
+
+  NIC0: mlx5_0
+"""
+
+
+def test_far_nic_in_a_given_machine_is_a_cause(tmp_path: Path) -> None:
+    """Two hosts of one A100 each over InfiniBand, the machine given as a topo -m matrix (--topology)
+    in which GPU0 reaches its only NIC across the inter-socket link (SYS): a run far below the model
+    is told that cause, as it is when the matrix is printed in the log (nccl-tests issue #293)."""
+    from commsim.topology.nvsmi import load_topo_matrix
+
+    matrix = tmp_path / "far_topo.txt"
+    matrix.write_text(FAR_NIC_MATRIX)
+    topo = load_topo_matrix(matrix, gpu_model="A100 40GB PCIe")
+    options = RunOptions(topology=topo, nic="ib_hdr", nics_per_node=1, gpus_per_node=1)
+    verdict = verdict_of(nccl_log(gpu="NVIDIA A100-PCIE-40GB", hosts=2, per_host=1, busbw_GBps=4.0), options)
+    assert verdict.kind == "below"
+    assert any(
+        c.startswith("GPU and NIC on different sockets:") and "in the machine given" in c
+        for c in verdict.causes
+    )

@@ -230,6 +230,12 @@ def _source_text(source: str | None) -> str:
         return ""
 
 
+def _across_nodes(validation: Validation) -> bool:
+    """Whether the run crosses nodes (so its NICs matter)."""
+    nodes = validation.inference.facts.get("nodes")
+    return nodes is not None and int(nodes.value) > 1
+
+
 def _below_text(ratio: float, causes: tuple[str, ...], lines: list[tuple[int, str]], has_matrix: bool) -> str:
     """The below verdict: the causes the log shows, or what to run again to see one (not a matrix the
     user already gave, with the log or as ``--topology``)."""
@@ -369,6 +375,15 @@ def _far_nic(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
             f"GPU and NIC on different sockets: {', '.join(far)} reach every NIC only across the "
             "inter-socket link (SYS in the nvidia-smi topo -m matrix; nccl-tests issue #293)"
         )
+    elif _across_nodes(validation):
+        topo, ranks = validation.inference.topology, validation.inference.ranks
+        box_ranks = [r for r in ranks if topo.device(r).box == topo.device(ranks[0]).box]
+        far_given = signs.far_nic_gpus_in(topo, box_ranks)
+        if far_given:
+            out.append(
+                f"GPU and NIC on different sockets: {', '.join(far_given)} reach every NIC only across "
+                "the inter-socket link in the machine given (nccl-tests issue #293)"
+            )
     refused = signs.gdr_refused(lines)
     if refused is not None:
         distance, limit = refused.value

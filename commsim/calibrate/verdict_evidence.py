@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from commsim.calibrate.evidence import Evidence
 from commsim.errors import ParseError
+from commsim.topology.model import Topology
 
 __all__ = [
     "Transport",
@@ -131,6 +132,27 @@ def gdr_refused(lines: Sequence[tuple[int, str]]) -> Evidence | None:
         if match:
             return Evidence.at((int(match.group(1)), int(match.group(2))), "NCCL INFO line", number, text)
     return None
+
+
+def far_nic_gpus_in(topology: Topology, gpus: Sequence[str]) -> list[str]:
+    """GPUs among ``gpus`` whose route to every NIC of their box crosses an inter-socket link.
+
+    The same sign as :func:`far_nic_gpus` read from a machine the user gave (``--topology``,
+    an imported matrix or a topology file) rather than a matrix printed in the log. Empty when the
+    box has no NIC.
+    """
+    out = []
+    for gpu in gpus:
+        box = topology.device(gpu).box
+        nics = [d.name for d in topology.devices if d.kind == "nic" and d.box == box]
+        if not nics:
+            continue
+        crossing = [
+            any(topology.links[i].family == "inter_socket" for i in topology.route(gpu, nic)) for nic in nics
+        ]
+        if all(crossing):
+            out.append(gpu)
+    return out
 
 
 def far_nic_gpus(matrix_text: str | None, devices: Sequence[int] | None = None) -> list[str]:
