@@ -166,6 +166,7 @@ def test_geforce_peer_to_peer() -> None:
         ("NVIDIA A100 80GB PCIe", "a100_pcie", "pcie"),
         ("NVIDIA B200", "b200", "sxm"),
         ("NVIDIA GB200", "gb200", "superchip"),
+        ("NVIDIA GB10", "gb10", "superchip"),
         ("NVIDIA B300 SXM6 AC", "b300", "sxm"),
         ("AMD Instinct MI355X", "mi355x", "oam"),
         # names not listed, decided by the most specific pattern
@@ -371,3 +372,12 @@ def test_a_name_listed_by_two_entries_is_rejected() -> None:
         CatalogueError, match="printed name 'good gpu' of other_gpu is already used by good_gpu"
     ):
         parse_gpu_catalogue(_GOOD + second, "two.yaml")
+
+
+def test_gb10_is_a_one_gpu_superchip_without_gpu_links() -> None:
+    """DGX Spark's GB10 (datasheet: 128 GB LPDDR5x at 273 GB/s, NVLink-C2C to its CPU, ConnectX-7 to a
+    second Spark): one GPU per host, no GPU-to-GPU fabric, and a name like 'GB100' is not it."""
+    spec = find_gpu("NVIDIA GB10").spec
+    assert spec is not None and spec.key == "gb10"
+    assert spec.memory_Bps == 273e9 and spec.fabric is None
+    assert find_gpu("NVIDIA GB100").spec is None or find_gpu("NVIDIA GB100").spec.key != "gb10"
