@@ -25,7 +25,7 @@ import json
 import statistics
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from commsim.calibrate.defaults import without_machine
@@ -38,12 +38,14 @@ from commsim.calibrate.validate import (
     Validation,
     validate_file,
 )
+from commsim.cli.calibrate import _machine as given_machine
 from commsim.errors import CalibrationError, CommsimError
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.units import format_bandwidth, format_size, format_time
 
 COMMAND = "python tools/validation_table.py --write docs/validation.md"
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "nccl-tests"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "nccl-tests"
 ACCURACY = Path(__file__).resolve().parent.parent / "commsim" / "calibrate" / "accuracy.json"
 MISS = 0.20
 """A size is a miss when the predicted time is off by more than this fraction."""
@@ -133,6 +135,9 @@ ONE_GPU = DATA.parent / "h100-1gpu"
 OUTSIDE = DATA.parent / "outside"
 
 _MI250X_SS11 = RunOptions(gpu="MI250X", nodes=4, gpus_per_node=8, nic="slingshot_200g")
+_ROCE400X8 = RunOptions(nic="roce_400g", nics_per_node=8)
+_MI355X_AINIC = RunOptions(gpu="MI355X", nic="roce_400g", nics_per_node=8)
+_MI355X_POLLARA = RunOptions(gpu="MI355X", nodes=2, gpus_per_node=8, nic="roce_400g", nics_per_node=8)
 OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     # each fact below is stated by the log's own page (tests/data/outside/README.md), not printed in the log
     # "2 nodes x 8x NVIDIA H200 ... through a single RDMA shared interface"
@@ -164,9 +169,32 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(nic="roce_100g", nics_per_node=1),
         "all_reduce",
     ),
+    # the page prints nvidia-smi topo -m (21_topo.txt) and p2pBandwidthLatencyTest's "P2P CAN access"
+    "21_A100PCIe-4gpu-SYS-sm02.txt": (RunOptions(p2p=True), None),
+    # the issue prints nvidia-smi topo -m (22_topo.txt; GPU-NIC SYS) and names a ConnectX-6 HDR per server
+    "22_A100PCIe-2node-1gpu-HDR-GDR-SYS.txt": (RunOptions(nic="ib_hdr"), None),
+    # 2 (4) nodes x 8 MI355X, 8 Pollara 400G RoCE NICs per node
+    "25_MI355X-Pollara-OCI-2node-allreduce.txt": (_MI355X_POLLARA, None),
+    "26_MI355X-Pollara-OCI-4node-alltoall.txt": (replace(_MI355X_POLLARA, nodes=4), None),
+    # 8 x 400 Gbps RoCE NICs per BM.GPU.GB300.4 host join the 2 racks
+    "28_GB300-OCI-NVL72-32node-2rack-allreduce.txt": (_ROCE400X8, None),
+    "29_GB300-OCI-32host-2rack-alltoall.txt": (_ROCE400X8, None),
+    # "AMD Instinct MI355X, gfx950", 8 AMD AI NICs (ionic, RoCE 400G) per host
+    "30_MI355X-AINIC-2node-16rank-rccl-allreduce.txt": (_MI355X_AINIC, None),
+    "31_MI355X-AINIC-2node-16rank-rccl-alltoall.txt": (_MI355X_AINIC, None),
+    # the same machines as 22 (its topo -m) after NUMA Nodes Per Socket = 4
+    "39_A100PCIe-2node-1gpu-HDR-NPS4-hoststaged.txt": (RunOptions(nic="ib_hdr"), None),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
+
+OUTSIDE_TOPOLOGY: dict[str, str] = {
+    "21_A100PCIe-4gpu-SYS-sm02.txt": "tests/data/outside/21_topo.txt",
+    "22_A100PCIe-2node-1gpu-HDR-GDR-SYS.txt": "tests/data/outside/22_topo.txt",
+    "39_A100PCIe-2node-1gpu-HDR-NPS4-hoststaged.txt": "tests/data/outside/22_topo.txt",
+}
+"""The ``nvidia-smi topo -m`` text an outside log's page prints (``--topology``), relative to the
+repository; these files are not logs (:func:`outside_logs` leaves them out)."""
 
 
 @dataclass(frozen=True)
@@ -530,13 +558,26 @@ _FLAGS = (
 """The :class:`RunOptions` fields the outside logs use, and their ``commsim validate`` options."""
 
 
-def flags(options: RunOptions, collective: str | None) -> list[str]:
-    """``commsim validate`` arguments that give ``options`` and ``collective`` (as a user would)."""
+def flags(options: RunOptions, collective: str | None, topology: str | None = None) -> list[str]:
+    """``commsim validate`` arguments that give ``options``, ``collective`` and the ``topology`` file
+    (relative to the repository) as a user would."""
     out = [] if collective is None else ["--collective", collective]
     for name, flag in _FLAGS:
         value = getattr(options, name)
         out += [] if value is None else [flag, str(value)]
-    return out
+    out += [] if options.p2p is None else ["--p2p" if options.p2p else "--no-p2p"]
+    return out + ([] if topology is None else ["--topology", topology])
+
+
+def page_flags(name: str) -> list[str]:
+    """The ``commsim validate`` options the page of the outside log ``name`` justifies."""
+    return flags(*OUTSIDE_OPTIONS.get(name, (RunOptions(), None)), OUTSIDE_TOPOLOGY.get(name))
+
+
+def outside_logs(folder: Path) -> list[Path]:
+    """The logs of ``folder``: its ``.txt`` files but the ``nvidia-smi topo -m`` texts they use."""
+    topologies = {Path(t).name for t in OUTSIDE_TOPOLOGY.values()}
+    return [p for p in sorted(folder.glob("*.txt")) if p.name not in topologies]
 
 
 @dataclass(frozen=True)
@@ -551,12 +592,20 @@ class Outside:
     @property
     def flags(self) -> list[str]:
         """The options its page justifies."""
-        return flags(*OUTSIDE_OPTIONS.get(self.path.name, (RunOptions(), None)))
+        return page_flags(self.path.name)
 
 
-def attempt(path: Path, options: RunOptions, collective: str | None) -> Entry | str:
-    """The log validated with datasheet defaults, or the refusal's first line (its path left out)."""
+def attempt(
+    path: Path, options: RunOptions, collective: str | None, topology: str | None = None
+) -> Entry | str:
+    """The log validated with datasheet defaults, or the refusal's first line (its path left out);
+    ``topology`` is an ``nvidia-smi topo -m`` file relative to the repository, read as ``--topology``
+    reads it (with ``--gpu``, else the GPU the log names)."""
     try:
+        if topology is not None:
+            options = replace(
+                options, topology=given_machine(str(ROOT / topology), None, None, options.gpu, path)[0]
+            )
         validation = validate_file(path, options=options, collective=collective)
     except CommsimError as exc:
         text = str(exc).splitlines()[0]
@@ -567,10 +616,14 @@ def attempt(path: Path, options: RunOptions, collective: str | None) -> Entry | 
 def load_outside(folder: Path) -> list[Outside]:
     """Every log of ``folder``, without options and with the facts of :data:`OUTSIDE_OPTIONS`."""
     out = []
-    for path in sorted(folder.glob("*.txt")):
+    for path in outside_logs(folder):
         options, collective = OUTSIDE_OPTIONS.get(path.name, (RunOptions(), None))
         plain = attempt(path, RunOptions(), None)
-        given = plain if path.name not in OUTSIDE_OPTIONS else attempt(path, options, collective)
+        given = (
+            plain
+            if path.name not in OUTSIDE_OPTIONS
+            else attempt(path, options, collective, OUTSIDE_TOPOLOGY.get(path.name))
+        )
         out.append(Outside(path, plain, given))
     return out
 
@@ -613,7 +666,8 @@ def outside_lines(logs: list[Outside]) -> list[str]:
         "",
         f"The {len(logs)} logs in `tests/data/outside` are public nccl-tests and rccl-tests runs found "
         "after the model was built; no fitted default was derived from them (two decisions used some "
-        "of them as corroboration: see that folder's README, which also gives each log's source, "
+        "of them as corroboration, and 21-39 served to find and fix bugs in parsing, inference and "
+        "verdict wording: see that folder's README, which also gives each log's source, "
         "hardware and trust). Each is validated as a user first would, without options, and then with "
         "the facts its own page states that the log does not print (`OUTSIDE_OPTIONS` in the tool); "
         "errors and verdict are those with the page's facts, with datasheet defaults.",
