@@ -38,7 +38,7 @@ from commsim.calibrate.validate import (
     Validation,
     validate_file,
 )
-from commsim.cli.calibrate import _machine as given_machine
+from commsim.cli.calibrate import logs_machine
 from commsim.errors import CalibrationError, CommsimError
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.units import format_bandwidth, format_size, format_time
@@ -604,7 +604,7 @@ def attempt(
     try:
         if topology is not None:
             options = replace(
-                options, topology=given_machine(str(ROOT / topology), None, None, options.gpu, path)[0]
+                options, topology=logs_machine(str(ROOT / topology), None, None, options.gpu, path)[0]
             )
         validation = validate_file(path, options=options, collective=collective)
     except CommsimError as exc:

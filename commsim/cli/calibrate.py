@@ -109,7 +109,7 @@ def validate(
         from commsim.report.plots import check_output
 
         check_writable(check_output(plot), "--plot")
-    topo, params = _machine(topology, calibrated, nccl_topo, gpu, log)
+    topo, params = logs_machine(topology, calibrated, nccl_topo, gpu, log)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
@@ -229,7 +229,7 @@ def calibrate(
     from commsim.cli.options import check_writable
 
     check_writable(output, "--output")
-    topo, _ = _machine(topology, None, nccl_topo, gpu, logs[0] if logs else None)
+    topo, _ = logs_machine(topology, None, nccl_topo, gpu, logs[0] if logs else None)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
@@ -244,7 +244,7 @@ def calibrate(
     )
 
 
-def _machine(
+def logs_machine(
     topology: str | None,
     calibrated: Path | None,
     nccl_topo: Path | None = None,
