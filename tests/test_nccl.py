@@ -264,3 +264,16 @@ def test_nvls_rate_scales_by_nccls_generation_efficiency() -> None:
         rates[name] = next(c.algbw_Bps for c in p.candidates if c.algorithm == "nvls")
     assert rates["hgx_h100"] == pytest.approx(450e9 * 0.57, rel=1e-9)
     assert rates["nvl72_rack"] == pytest.approx(900e9 * 0.57 * 0.74 / 0.85, rel=1e-9)
+
+
+def test_broadcast_streams_at_its_slowest_hop_without_pipeline_fill() -> None:
+    """NCCL pipelines a broadcast along its ring channels in thousands of chunks, so at large sizes its
+    bus bandwidth is the chain's slowest hop: on an HGX H100 (NVSwitch) the same 450 GB/s x 0.824 =
+    370.8 GB/s as the all-gather's ring. A replay of 16 pieces used to charge the 7-hop chain's fill,
+    16 / (16 + 6) of it: 269.7 GB/s, and a public H800 broadcast measured 165 GB/s where that gave 120."""
+    topo = get_topology("hgx_h100")
+    ranks = tuple(topo.gpus)
+    bcast = predict(Problem(topo, ranks, Collective.BROADCAST, 2.0**31)).ring_busbw_Bps
+    ring = predict(Problem(topo, ranks, Collective.ALL_GATHER, 2.0**31)).ring_busbw_Bps
+    assert bcast == pytest.approx(450e9 * 20.6 / 25.0, rel=1e-6)
+    assert bcast == pytest.approx(ring, rel=1e-9)

@@ -200,6 +200,31 @@ def intra_busbw(effective: Topology, ranks: tuple[str, ...], transport: str, cha
         if packed is not None:
             return packed
     nbytes = REFERENCE_BYTES_PER_RANK * len(ranks)
+    if chain:
+        return nbytes / _chain_steady_s(effective, ranks, transport, nbytes)
     time_s = replay(ring_schedule(effective, ranks, transport, nbytes, chain), effective).makespan_s
     n = len(ranks)
-    return nbytes / time_s if chain else nbytes / time_s * 2 * (n - 1) / n
+    return nbytes / time_s * 2 * (n - 1) / n
+
+
+def _chain_steady_s(effective: Topology, ranks: tuple[str, ...], transport: str, nbytes: float) -> float:
+    """A chain's time for ``nbytes`` without its pipeline fill.
+
+    A chain of ``h`` hops cut in ``P`` pieces takes ``A / P + B``: the first
+    piece crosses every hop (the fill, shrinking as pieces shrink) while the
+    slowest hop streams the rest (``B``, the buffer at the bottleneck's rate).
+    NCCL cuts a large buffer into thousands of chunks, so its fill is
+    negligible; a replay of 16 pieces would charge it ``(h - 1) / 16`` of the
+    time (7 / 16 more on an 8-GPU box). Two replays, of ``P`` and ``2P``
+    pieces, give ``B = 2 T(2P) - T(P)``.
+    """
+    few, many = (
+        replay(chain_schedule(effective, ranks, transport, nbytes, pieces=p), effective).makespan_s
+        for p in (_PIECES, 2 * _PIECES)
+    )
+    steady = 2 * many - few
+    return steady if 0 < steady <= many else many
+
+
+_PIECES = 16
+"""Pieces of a replayed chain (the steady state is extrapolated from this and twice as many)."""
