@@ -67,7 +67,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "commsim.cli.catalogue:algos",
         "List the registered algorithms and the collectives each implements.",
     ),
-    "topo": ("commsim.cli.catalogue:topo_app", "List, show and describe machine topologies."),
+    "topo": (
+        "commsim.cli.catalogue:topo_app",
+        "List, show and import machine topologies; print their schema.",
+    ),
     "plot": (
         "commsim.cli.plot:plot_app",
         "Draw bandwidth curves, link timelines, utilisation heat maps and machines (PNG, SVG, PDF).",

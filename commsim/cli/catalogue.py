@@ -16,7 +16,9 @@ from commsim.cli.console import escape, out, say
 
 __all__ = ["algos", "gpus", "topo_app"]
 
-topo_app = typer.Typer(no_args_is_help=True, help="List, show and describe machine topologies.")
+topo_app = typer.Typer(
+    no_args_is_help=True, help="List, show and import machine topologies; print their schema."
+)
 
 
 def gpus(
