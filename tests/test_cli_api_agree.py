@@ -59,17 +59,24 @@ def cli_record(case: dict[str, object], capsys: pytest.CaptureFixture[str]) -> d
     return dict(records[0])
 
 
+def api_result(case: dict[str, object], *, ranks: bool = True) -> commsim.Result:
+    """``commsim.simulate`` of ``case`` (with its rank count, or the machine's every GPU as the CLI's
+    flags here give)."""
+    return commsim.simulate(
+        str(case["topology"]),
+        str(case["algorithm"]),
+        str(case["collective"]),
+        int(str(case["size"])),
+        **({"ranks": int(str(case["ranks"]))} if ranks else {}),
+    )
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases())
 def test_cli_and_api_agree(case: dict[str, object], capsys: pytest.CaptureFixture[str]) -> None:
     record = cli_record(case, capsys)
     try:
-        result = commsim.simulate(
-            str(case["topology"]),
-            str(case["algorithm"]),
-            str(case["collective"]),
-            int(case["size"]),  # type: ignore[call-overload]
-        )
+        result = api_result(case, ranks=False)
     except commsim.CommsimError:
         assert record is None  # refused by both
         return
@@ -90,13 +97,7 @@ def test_a_scenario_file_runs_the_same_case(
         encoding="utf-8",
     )
     try:
-        expected = commsim.simulate(
-            str(case["topology"]),
-            str(case["algorithm"]),
-            str(case["collective"]),
-            int(case["size"]),  # type: ignore[call-overload]
-            ranks=int(case["ranks"]),  # type: ignore[call-overload]
-        )
+        expected = api_result(case)
     except commsim.CommsimError:
         with pytest.raises(commsim.CommsimError):
             commsim.run_file(path)
@@ -126,13 +127,7 @@ def test_a_sweep_point_runs_the_same_case(
     run_sweep(sweep, output, runner=SerialRunner())
     (row,) = read_rows(output)
     try:
-        expected = commsim.simulate(
-            str(case["topology"]),
-            str(case["algorithm"]),
-            str(case["collective"]),
-            int(case["size"]),  # type: ignore[call-overload]
-            ranks=int(case["ranks"]),  # type: ignore[call-overload]
-        )
+        expected = api_result(case)
     except commsim.CommsimError as exc:
         assert row["error"] == " ".join(str(exc).split())
         return
