@@ -16,8 +16,7 @@ from typing import Any
 from commsim.algorithms.base import Problem
 from commsim.calibrate.inference import RunInference, RunOptions, infer_run
 from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests, load_nccl_tests_runs
-from commsim.calibrate.validate_collective import (  # noqa: F401 (MODELLED re-exported)
-    MODELLED,
+from commsim.calibrate.validate_collective import (
     collective_fact,
     modelled_collective,
     with_collective,

@@ -17,22 +17,7 @@ from commsim.calibrate.parser_common import EXACT_SOURCES
 from commsim.collectives import Collective, get_collective
 from commsim.errors import CommsimError, ParseError
 
-__all__ = ["MODELLED", "collective_fact", "modelled_collective", "with_collective"]
-
-MODELLED = frozenset(
-    {
-        Collective.ALL_REDUCE,
-        Collective.REDUCE_SCATTER,
-        Collective.ALL_GATHER,
-        Collective.BROADCAST,
-        Collective.REDUCE,
-        Collective.ALL_TO_ALL,
-        Collective.SEND_RECV,
-        Collective.GATHER,
-        Collective.SCATTER,
-    }
-)
-"""Collectives the NCCL model prices."""
+__all__ = ["collective_fact", "modelled_collective", "with_collective"]
 
 
 def modelled_collective(log: NcclTestsLog, collective: str | None) -> Collective:
@@ -47,14 +32,7 @@ def modelled_collective(log: NcclTestsLog, collective: str | None) -> Collective
     name = collective or log.collective
     if name is None:
         raise ParseError(_unknown_collective(log), log.source)
-    coll = get_collective(name)
-    if coll not in MODELLED:
-        raise ParseError(
-            f"the NCCL model does not cover {coll} yet; it covers "
-            f"{', '.join(sorted(c.value for c in MODELLED))}",
-            log.source,
-        )
-    return coll
+    return get_collective(name)
 
 
 def with_collective(log: NcclTestsLog, raw: str, collective: str | None) -> NcclTestsLog:
