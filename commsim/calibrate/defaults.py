@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from commsim.nccl.params import DEFAULT_EFFICIENCY, DEFAULT_TRANSPORT_LATENCY_s, NcclParams
+from commsim.topology.linkkinds import LINK_KINDS
 
 if TYPE_CHECKING:
     from commsim.calibrate.validate import Validation
@@ -26,11 +27,13 @@ if TYPE_CHECKING:
 __all__ = [
     "FITTED",
     "HOST_ISSUE_MAX_BYTES",
+    "TRANSPORT_OVERHEAD_LOGS",
     "Fitted",
     "host_issue_per_gpu_s",
     "host_note",
     "one_gpu_note",
     "transport_note",
+    "transport_overhead_s",
     "without_machine",
 ]
 
@@ -45,6 +48,16 @@ ONE_GPU_LOGS = (
     "reduce_scatter_1gpu.txt",
     "sendrecv_1gpu.txt",
 )
+
+
+TRANSPORT_OVERHEAD_LOGS: dict[str, tuple[str, ...]] = {
+    "efa": (
+        "V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt",
+        "A100-SXM4-p4d_all_reduce_16gpu_2node-EFA400_1.txt",
+    ),
+    "tcpxo": ("H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt",),
+}
+"""The development logs each transport's default step overhead is derived from (one machine each)."""
 
 
 @dataclass(frozen=True)
@@ -70,14 +83,6 @@ class Fitted:
 
 
 FITTED: dict[str, Fitted] = {
-    "transport_latency_s.efa": Fitted(
-        ("V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt",), 0.0, "no overhead beyond the links"
-    ),
-    "transport_latency_s.tcpxo": Fitted(
-        ("H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt",),
-        0.0,
-        "no overhead beyond the links",
-    ),
     "efficiency.tcpxo": Fitted(
         ("H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt",),
         DEFAULT_EFFICIENCY["ethernet"],
@@ -89,8 +94,9 @@ FITTED: dict[str, Fitted] = {
         ONE_GPU_LOGS, 0.5, "a copy reads and writes every byte: half the memory bandwidth"
     ),
 }
-"""Defaults fitted on one machine's development logs (``launch_s`` is fitted on seven machines'
-logs and re-derived by :func:`host_issue_per_gpu_s` instead)."""
+"""Defaults fitted on one machine's development logs (``launch_s`` and the transports' step overheads
+are fitted on every machine that measures them and re-derived by :func:`host_issue_per_gpu_s` and
+:func:`transport_overhead_s` instead)."""
 
 
 def host_issue_per_gpu_s(machines: Iterable[Sequence[Validation]]) -> float | None:
@@ -116,6 +122,55 @@ def host_issue_per_gpu_s(machines: Iterable[Sequence[Validation]]) -> float | No
     return statistics.median(per_machine) if per_machine else None
 
 
+def _uses(validation: Validation, transport: str) -> bool:
+    """Whether the log's machine reaches other boxes over ``transport``'s links."""
+    return any(LINK_KINDS[link.kind].transport == transport for link in validation.inference.topology.links)
+
+
+def _log_overheads(validation: Validation, transport: str) -> list[float]:
+    """Per size up to :data:`HOST_ISSUE_MAX_BYTES`: the step overhead of ``transport`` (s) at which
+    the model's time equals the measured one (sizes the overhead does not move are left out)."""
+    from commsim.calibrate.fit import case_of  # fit imports validate, which imports this module
+
+    without = validation.params.model_copy(
+        update={"transport_latency_s": {**validation.params.transport_latency_s, transport: 0.0}}
+    )
+    case = case_of(0, validation, without, None, None)
+    probe = without.model_copy(
+        update={"transport_latency_s": {**without.transport_latency_s, transport: _PROBE_s}}
+    )
+    t0, t1 = case.predicted(without), case.predicted(probe)
+    out = []
+    for i, nbytes in enumerate(case.nbytes):
+        per_s = (t1[i] - t0[i]) / _PROBE_s  # network steps the size pays the overhead on
+        if nbytes <= HOST_ISSUE_MAX_BYTES and per_s > 0.5:
+            out.append(float((case.measured_s[i] - t0[i]) / per_s))
+    return out
+
+
+_PROBE_s = 10e-6
+
+
+def transport_overhead_s(machines: Iterable[Sequence[Validation]], transport: str) -> float | None:
+    """The step overhead of a network ``transport`` (s) from the logs among ``machines`` that use it.
+
+    Sizes up to :data:`HOST_ISSUE_MAX_BYTES` are all latency: per size, the overhead per network step
+    that makes the model's time the measured one (NCCL's tables, the launch and the links' latency
+    are the rest); per log the median over those sizes, per machine the median of its logs, and the
+    median over machines. None when no machine's logs use the transport.
+    """
+    per_machine = []
+    for logs in machines:
+        values = [
+            statistics.median(found)
+            for v in logs
+            if _uses(v, transport) and (found := _log_overheads(v, transport))
+        ]
+        if values:
+            per_machine.append(statistics.median(values))
+    return statistics.median(per_machine) if per_machine else None
+
+
 def without_machine(
     machine_logs: Iterable[str],
     other_machines: Iterable[Sequence[Validation]],
@@ -123,10 +178,12 @@ def without_machine(
 ) -> NcclParams:
     """The defaults as they would be without one machine's logs (``machine_logs``: their file names).
 
-    ``launch_s`` is derived again from ``other_machines``; every constant of
+    ``launch_s`` and the transports' step overheads are derived again from ``other_machines`` (an
+    overhead no other machine measures is 0: the model without it); every constant of
     :data:`FITTED` whose logs are all among ``machine_logs`` takes its fallback.
     """
     base = base or NcclParams()
+    other_machines = list(other_machines)
     held = set(machine_logs)
     data = base.model_dump()
     data["efficiency"] = dict(data["efficiency"])
@@ -134,6 +191,9 @@ def without_machine(
     launch = host_issue_per_gpu_s(other_machines)
     if launch is not None:
         data["launch_s"] = launch
+    for transport in DEFAULT_TRANSPORT_LATENCY_s:
+        overhead = transport_overhead_s(other_machines, transport)
+        data["transport_latency_s"][transport] = 0.0 if overhead is None else overhead
     for name, fitted in FITTED.items():
         if not set(fitted.logs) <= held:
             continue
@@ -158,11 +218,12 @@ def transport_note(transport: str | None, params: NcclParams) -> str | None:
     calibrate = "'commsim calibrate' on this machine's logs fits a latency scale for it"
     remedy = f"sizes below 64 KiB rest on it; {calibrate}"
     if transport in DEFAULT_TRANSPORT_LATENCY_s:
-        logs = FITTED[f"transport_latency_s.{transport}"].logs
+        logs = TRANSPORT_OVERHEAD_LOGS[transport]
         overhead = DEFAULT_TRANSPORT_LATENCY_s[transport] * 1e6
+        where = "one development log" if len(logs) == 1 else f"{len(logs)} development logs of other machines"
         return (
-            f"the {transport} transport's overhead per network step ({overhead:.0f} us) is fitted on one "
-            f"development log ({', '.join(logs)}), not measured on this machine: {remedy}"
+            f"the {transport} transport's overhead per network step ({overhead:.0f} us) is fitted on "
+            f"{where} ({', '.join(logs)}), not measured on this machine: {remedy}"
         )
     if transport == "socket":
         return (

@@ -125,13 +125,14 @@ UNDETERMINED = 1.0
 """A fitted parameter whose relative 1-sigma uncertainty exceeds this (100 %) is not determined."""
 
 
-def _case(
+def case_of(
     index: int,
     item: tuple[NcclTestsLog, str] | Validation,
     base: NcclParams,
     topology: Topology | None,
     nic: str | None,
 ) -> Case:
+    """One log (a validation, or a parsed log and its text) ready to predict, noisy sizes marked."""
     validation = (
         item
         if isinstance(item, Validation)
@@ -286,7 +287,7 @@ def fit(
 
     """
     base = base or NcclParams()
-    cases = _unique_keys([_case(i, item, base, topology, nic) for i, item in enumerate(logs)])
+    cases = _unique_keys([case_of(i, item, base, topology, nic) for i, item in enumerate(logs)])
     if not cases:
         raise CalibrationError("no logs to fit")
     candidates = [name for name in _check_request(fit) if name not in set(_check_request(list(keep)))]

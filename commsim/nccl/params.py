@@ -97,21 +97,21 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 }
 """Fraction of nominal bandwidth NCCL reaches, per link family."""
 
-DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 36e-6, "tcpxo": 28e-6}
+DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 36.0e-6, "tcpxo": 27.3e-6}
 """Overhead of one network step beyond its links' latency, per NCCL network transport (seconds).
 
 NCCL's ``hwLat`` table has one NET row for every transport; AWS EFA (the
 libfabric provider's SRD protocol through aws-ofi-nccl) and GCP's
 GPUDirect-TCPXO cost far more per message than InfiniBand verbs. Each figure
-is fitted to one development log's smallest sizes, where the time is all
-latency: 8 B on 2 x p3dn (EFA v1, NCCL 2.4.8; ring/LL, 2 network steps)
-measures 145 us against 109 us of NCCL's own latencies, launch and two 10 us
-link hops, so 36 us per step; 8 B to 4 KiB on 2 x a3-megagpu-8g
-(GPUDirect-TCPXO, NCCL's 2-node tree/LL, 2 network steps) measure a median
-124 us against 68 us, so 28 us per step. Checked on a log not used: 2 x p4d
-(EFA v2, NCCL 2.7.8) measures 159 us at 8 B, the model then 141-145 us.
-Uncertainty: one log each, so of the order of the spread of small sizes in
-them (+-10 %).
+is derived from the development logs' sizes up to 1 KiB, where the time is all
+latency (``commsim.calibrate.defaults.transport_overhead_s``): per size the
+overhead per network step that makes the model's time the measured one, per
+log the median, per machine the median of its logs, and the median over
+machines. EFA, two machines: 2 x p3dn (EFA v1, NCCL 2.4.8; ring/LL, 2 network
+steps) 30.4 us, 2 x p4d (EFA v2, NCCL 2.7.8, NCCL_ALGO=ring) 41.5 us: 36.0 us,
++-5.5 us between the two. GPUDirect-TCPXO, one machine: 2 x a3-megagpu-8g
+(NCCL's 2-node tree/LL, 2 network steps) 27.3 us; one log, so of the order of
+the spread of its small sizes (+-10 %).
 
 NCCL's TCP socket transport has none: its cost per message is the network's
 more than the transport's. Two runs of 2 nodes x 1 GPU over sockets measure
