@@ -92,12 +92,15 @@ EXPLANATIONS: dict[tuple[str | None, str], str] = {
     (None, "middle"): (
         "Protocol and algorithm crossovers: between the two regimes NCCL moves from LL to LL128 to "
         "Simple and between ring and tree, and a call of a few MiB does not keep every channel's "
-        "pipeline full. The model's time per candidate is latency + size / bandwidth with no pipeline "
-        "fill, so the sizes around a crossover are where it errs most, in either direction."
+        "pipeline full. The model's time per candidate is latency + size / bandwidth (with a pipeline fill "
+        "for NVLS and NVLS-tree calls only), so the sizes around a crossover are where it errs most, in "
+        "either direction."
     ),
     (None, "bandwidth"): (
         "Start of the bandwidth-bound regime: at 64 MiB to a few hundred MiB the measured bandwidth is "
-        "still rising towards its asymptote, which the model (latency + size / bandwidth) reaches sooner."
+        "still rising towards its asymptote, which the model (latency + size / bandwidth, plus NCCL's chunk "
+        "pipeline fill for NVLS and NVLS-tree) reaches sooner. On rings this ramp shows no step at NCCL's "
+        "loop sizes and differs 2-3x between two runs of one A100 board, so it is not modelled."
     ),
 }
 """Why the model misses, by machine feature and regime; None: any machine."""

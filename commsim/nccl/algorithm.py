@@ -160,6 +160,12 @@ class Nccl(Algorithm):
                 f" {mark} {c.algorithm:9s} {c.protocol:6s} latency {format_time(c.latency_s):>9s}  "
                 f"algbw {format_bandwidth(c.algbw_Bps):>11s}  time {format_time(c.time_s)}"
             )
+        if prediction.chosen.fill_s > 0:
+            lines.append(
+                f"    pipeline fill: the chosen {prediction.chosen.algorithm} call streams its chunks "
+                f"through its stages, {format_time(prediction.chosen.fill_s)} beyond its latency (included "
+                "in its time; NCCL chooses without it)"
+            )
         if prediction.host_bound:
             lines.append(
                 f"    host-bound: issuing the call takes {format_time(prediction.host_s)}, longer than the "

@@ -4,7 +4,8 @@ For every candidate (algorithm, protocol) the GPUs' time for one call is
 
     kernel + latency_scale x latency + size / algbw
 
-with the latency from NCCL's own tables of the release in use
+(plus, for the chosen NVLS or NVLS-tree candidate, the pipeline fill beyond
+that latency: :mod:`commsim.nccl.chunking`) with the latency from NCCL's own tables of the release in use
 (:mod:`commsim.nccl.tuning`), ``kernel`` the fixed cost of starting and
 ending one kernel on the GPU, and the bandwidth from the machine
 (:mod:`commsim.nccl.intra` replays NCCL's channels in a box; the network
@@ -38,6 +39,7 @@ from commsim.errors import AlgorithmError
 from commsim.nccl import candidates as cand
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
 from commsim.nccl.channels import ring_packing
+from commsim.nccl.chunking import fill_s
 from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.network import network_Bps, node_hops, node_rings
@@ -66,6 +68,9 @@ class Candidate:
     latency_s: float
     algbw_Bps: float
     time_s: float
+    fill_s: float = 0.0
+    """Of ``time_s``, the pipeline fill beyond the latency (NVLS, NVLS-tree: :mod:`commsim.nccl.chunking`);
+    priced for the chosen candidate only, as NCCL chooses without it."""
 
 
 @dataclass(frozen=True)
@@ -294,7 +299,10 @@ class NcclModel:
                 f"available here: {', '.join(available)} (NVLS needs an NVSwitch box with Hopper or newer "
                 "GPUs and NCCL 2.17+; LL128 needs NVLink and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+)"
             )
-        chosen = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
+        best = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
+        fill = fill_s(best.algorithm, m, problem.nbytes, best.algbw_Bps, scale * best.latency_s, bw.version)
+        chosen = replace(best, time_s=best.time_s + fill, fill_s=fill)
+        candidates = [chosen if c is best else c for c in candidates]
         return NcclPrediction(m, chosen, candidates, bw.busbw_Bps, host)
 
     def times(
@@ -318,16 +326,14 @@ class NcclModel:
             self.predict(problem, gpus_per_thread, algorithms, protocols)  # raises, naming what applies
         params, n, coll = self.params, problem.n, problem.collective
         host, scale = _host_s(params, n, gpus_per_thread, cuda_graph), _latency_scale(params, n)
-        return [
-            max(
-                host,
-                min(
-                    params.kernel_s + scale * lat + size / rate
-                    for _, _, lat, rate in self._sized(base, coll, m, n, size)
-                ),
+        out = []
+        for size in sizes:
+            time, algorithm, lat, rate = min(
+                (params.kernel_s + scale * lat + size / rate, a, lat, rate)
+                for a, _, lat, rate in self._sized(base, coll, m, n, size)
             )
-            for size in sizes
-        ]
+            out.append(max(host, time + fill_s(algorithm, m, size, rate, scale * lat, bw.version)))
+        return out
 
     def _base(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
         """Every candidate before its size adjustments (kept per ranks and collective)."""
