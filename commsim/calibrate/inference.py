@@ -20,6 +20,7 @@ such boards joined by the network the log names
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ from commsim.calibrate.infer_settings import (
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.errors import TopologyError
 from commsim.hardware import GpuSpec
+from commsim.topology.linkkinds import LINK_KINDS
 from commsim.topology.model import Topology
 
 __all__ = ["InferenceError", "RunInference", "RunOptions", "infer_run", "replace_p2p"]
@@ -80,6 +82,9 @@ class RunOptions:
 
 
 _VERDICT_FACTS = frozenset({"gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes"})
+_HOST_ONLY_FACTS = frozenset({"p2p", "board"})
+"""Facts about the GPUs of one host together: with one rank per host no traffic crosses them (the
+network part of a one-GPU host, its NIC, is a fact of its own)."""
 """Facts that, when only assumed, make a verdict on the hardware meaningless."""
 
 
@@ -128,15 +133,15 @@ class RunInference:
     def assumed(self) -> list[Fact]:
         """The facts that matter for a verdict on the hardware and are only assumed.
 
-        Peer-to-peer between a host's GPUs does not matter when each host runs one rank (no two
-        ranks share a host), however it is assumed.
+        Peer-to-peer between a host's GPUs, and the board that joins them, do not matter when each
+        host runs one rank (no two ranks share a host), however they are assumed.
         """
         per_node = self.facts.get("gpus_per_node")
         alone = per_node is not None and not per_node.assumed and int(per_node.value) == 1
         return [
             f
             for f in self.facts.values()
-            if f.assumed and f.name in _VERDICT_FACTS and not (alone and f.name == "p2p")
+            if f.assumed and f.name in _VERDICT_FACTS and not (alone and f.name in _HOST_ONLY_FACTS)
         ]
 
     def to_json(self) -> dict[str, Any]:
@@ -194,7 +199,8 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         box_gpus = board.gpus if board is not None else per_node
         host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
         facts["network"] = network
-        facts["nics_per_node"] = infer_nics(settings, options.nics_per_node, per_host, host_count)
+        nics_fact = infer_nics(settings, options.nics_per_node, per_host, host_count)
+        facts["nics_per_node"] = _fit_assumed_nics(nics_fact, str(network.value), per_host, box_gpus, board)
         nic = str(network.value)
         nics = int(facts["nics_per_node"].value)
         if board is not None and board.cls == "nvl72":
@@ -371,6 +377,40 @@ def _one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
             option="--gpu",
             note="the catalogue has no memory bandwidth for this GPU; the H100 SXM's is used",
         )
+
+
+_TRANSPORT_HOST_GPUS = {"slingshot": 4, "efa": 8, "tcpxo": 8, "tcpx": 8}
+"""GPUs of the hosts a transport's usual NIC count describes (``infer_settings._kind_for``): HPE Cray
+EX nodes (4 GPUs, 4 Slingshot NICs), AWS p4d/p5 and GCP A3 (8 GPUs). A box that models fewer GPUs
+per host gets their share of those NICs: NCCL uses the NICs near the GPUs it runs on."""
+
+
+def _fit_assumed_nics(fact: Fact, nic: str, per_host: int | None, box_gpus: int, board: Board | None) -> Fact:
+    """An assumed NIC count fitted to the modelled box: its GPUs' share of a transport's usual
+    NICs per host, and no more NICs than a fixed board has slots for (a DGX-1 has 4)."""
+    if not fact.assumed:
+        return fact
+    value, note = int(fact.value), fact.note
+    host = _TRANSPORT_HOST_GPUS.get(LINK_KINDS[nic].transport or "") if nic in LINK_KINDS else None
+    if per_host is not None and host is not None and box_gpus < host:
+        value = max(1, math.ceil(per_host * box_gpus / host))
+        note = (
+            f"{value} per host assumed: the transport's usual {per_host} NICs for {host} GPUs, "
+            f"shared by the {box_gpus} GPU(s) modelled per host"
+        )
+    slots = _board_nic_slots(board)
+    if slots is not None and value > slots:
+        value, note = slots, f"{slots} per host assumed: the board has {slots} NIC slots"
+    return Fact(fact.name, value, fact.evidence, assumed=True, option=fact.option, note=note)
+
+
+def _board_nic_slots(board: Board | None) -> int | None:
+    """NICs a board class has a fixed number of (the DGX-1 cube mesh: 4), None when any count fits."""
+    if board is None or board.cls != "dgx1_cube":
+        return None
+    from commsim.topology.resolve import get_topology
+
+    return len(get_topology("dgx1_v100").devices_of_kind("nic"))
 
 
 def _has_fabric(spec: GpuSpec | None, board: Board | None) -> bool:
