@@ -52,7 +52,7 @@ from commsim.errors import ParseError
 
 __all__ = ["looks_like_row", "read_text_runs", "split_runs"]
 
-_NCCL_VERSION = re.compile(r"\bNCCL version:? (\d+\.\d+\.\d+[^\s,;]*)")
+_NCCL_VERSION = re.compile(r"\b[NR]CCL version(?: ?: ?| )(\d+\.\d+\.\d+[^\s,;]*)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
 _DEVICE = re.compile(
     r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>\S+)"

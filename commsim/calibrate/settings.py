@@ -109,7 +109,9 @@ def decode_version_code(code: int) -> str:
     return f"{code // 1000}.{code % 1000 // 100}.{code % 100}"
 
 
-_VERSION_CODE = re.compile(r"\b([NR]CCL) version:?\s+(\d{4,5})(?![\d.])")
+_COLON = r"(?: ?: ?| )"
+"""Between ``NCCL version`` and the number: ``" "``, ``": "`` or rccl-tests' ``" : "``."""
+_VERSION_CODE = re.compile(rf"\b([NR]CCL) version{_COLON}\s*(\d{{4,5}})(?![\d.])")
 
 
 def version_in_code_line(text: str) -> tuple[str, str] | None:
@@ -148,18 +150,19 @@ class _Found:
 _Rule = tuple[str, int, str, re.Pattern[str], Callable[[re.Match[str]], Any]]
 
 _INFO = "NCCL INFO line"
+
+
+def _first(match: re.Match[str]) -> str:
+    return match.group(1)
+
+
 _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
-    ("library", 0, "NCCL version line", re.compile(r"\bNCCL version:? \d+\.\d+\.\d+"), lambda m: "NCCL"),
-    ("library", 0, "RCCL version line", re.compile(r"\bRCCL version:? \d+\.\d+\.\d+"), lambda m: "RCCL"),
+    ("library", 0, "NCCL version line", re.compile(rf"\bNCCL version{_COLON}\d+\.\d"), lambda m: "NCCL"),
+    ("library", 0, "RCCL version line", re.compile(rf"\bRCCL version{_COLON}\d+\.\d"), lambda m: "RCCL"),
     ("library", 1, "rccl-tests line", re.compile(r"^#?\s*rccl-tests\b", re.IGNORECASE), lambda m: "RCCL"),
     ("library", 2, "nccl-tests header", re.compile(r"^#\s*nccl-tests version\s"), lambda m: "NCCL"),
-    (
-        "version",
-        0,
-        "NCCL version line",
-        re.compile(r"\b[NR]CCL version:? (\d+\.\d+\.\d+)"),
-        lambda m: m.group(1),
-    ),
+    ("version", 0, "NCCL version line", re.compile(rf"\bNCCL version{_COLON}(\d+\.\d+\.\d+)"), _first),
+    ("version", 0, "RCCL version line", re.compile(rf"\bRCCL version{_COLON}(\d+\.\d+\.\d+)"), _first),
     (
         "version",
         1,
