@@ -310,21 +310,23 @@ def read_settings(lines: Sequence[str], first_line: int = 1) -> RunSettings:
     for number, text in enumerate(lines, start=first_line):
         _read_line(found, number, text)
     for number, command in _commands(lines, first_line):
-        for name, value, source in _command_settings(command):
+        last = {name: (value, source) for name, value, source in _command_settings(command)}
+        for name, (value, source) in last.items():  # a command setting one name twice: the last wins
             line = _line_naming(lines, first_line, number, name)
             found.add(name, 2, Evidence.at(value, source, line, command))
     return _settle(found)
 
 
 def _line_naming(lines: Sequence[str], first_line: int, start: int, name: str) -> int:
-    """The line, among a continued command's lines from ``start``, that sets ``name`` (else ``start``)."""
+    """The last of a continued command's lines from ``start`` that names ``name`` (else ``start``)."""
+    naming = start
     for number in range(start, first_line + len(lines)):
         text = lines[number - first_line]
         if name in text:
-            return number
+            naming = number
         if not text.rstrip().endswith("\\"):
             break
-    return start
+    return naming
 
 
 def _read_line(found: _Found, number: int, text: str) -> None:
@@ -455,8 +457,22 @@ def _refined(ordered: list[Evidence]) -> Evidence:
     return best
 
 
-def _same(a: Any, b: Any) -> bool:
+_PATH_LEVELS = ("LOC", "PIX", "PXB", "PHB", "SYS", "SYS")
+"""NCCL's old numeric path levels 0-5 by name: ``levelsOldToNew`` in NCCL ``src/graph/paths.cc``
+(``ncclGetLevel``; a number above 5 is SYS)."""
+_LEVEL_SETTINGS = {"NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL", "NCCL_P2P_LEVEL"}
+
+
+def _path_level(value: str) -> str:
+    """A path level as NCCL reads it: ``"1"`` and ``"PIX"`` are both ``"PIX"``."""
+    text = value.strip().upper()
+    return _PATH_LEVELS[min(int(text), 5)] if text.isdigit() else text
+
+
+def _same(a: Any, b: Any, fact: str = "") -> bool:
     if isinstance(a, str) and isinstance(b, str):
+        if fact in _LEVEL_SETTINGS:
+            return _path_level(a) == _path_level(b)
         return a.strip().lower() == b.strip().lower()
     return bool(a == b)
 
@@ -464,7 +480,7 @@ def _same(a: Any, b: Any) -> bool:
 def _conflicts(fact: str, best: Evidence, ordered: list[Evidence]) -> list[str]:
     warnings = []
     for other in ordered:
-        agree = _same(other.value, best.value) or (other.value, best.value) in _REFINES
+        agree = _same(other.value, best.value, fact) or (other.value, best.value) in _REFINES
         if not agree and fact not in ("gdr", "nics"):
             warnings.append(
                 f"{fact}: {other.describe()} says {other.value!r} but {best.describe()} says "
