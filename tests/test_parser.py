@@ -923,8 +923,15 @@ def test_ranks_without_device_list() -> None:
 
 
 def test_broadcast_without_devices_or_header_needs_gpus() -> None:
-    """broadcast's busbw = algbw for every n, so a bare table cannot tell the number of ranks."""
-    lines = [line for line in text_of(RTX_BC).splitlines() if "Rank" not in line and "nThread" not in line]
+    """broadcast's busbw = algbw for every n, so a bare table cannot tell the number of ranks.
+
+    The command's ``-g2`` is removed too: a command without a launcher and with ``-g 2`` says 2 ranks.
+    """
+    lines = [
+        line.replace(" -g2", "")
+        for line in text_of(RTX_BC).splitlines()
+        if "Rank" not in line and "nThread" not in line
+    ]
     with pytest.raises(ParseError, match=r"cannot tell the number of ranks: .*; pass --gpus N"):
         parse_nccl_tests("\n".join(lines))
     assert parse_nccl_tests("\n".join(lines), n_ranks=2).rank_source == "n_ranks given (--gpus)"
@@ -1095,6 +1102,7 @@ def test_explicit_ranks_win_and_the_disagreement_is_warned_about() -> None:
         "device list",
         "nThread x nGpus",
         "busbw/algbw ratio",
+        "nccl-tests command line (one process)",  # line 7: ./build/all_reduce_perf ... -g 8
     ]
     # line 18 is the last rank line ('Rank  7 ... device  7')
     assert (

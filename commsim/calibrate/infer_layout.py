@@ -125,7 +125,7 @@ def infer_layout(
     InferenceError
         When nothing says how the ranks are spread, or the numbers disagree.
     """
-    listed = _from_device_list(log, ranks, warnings)
+    listed = _from_device_list(log, ranks, warnings) or _one_process(log, ranks)
     if nodes is None and gpus_per_node is None and listed is not None:
         return listed
     if nodes is not None:
@@ -159,6 +159,18 @@ def infer_layout(
     if devices is not None and any(len(d) != p_fact.value for d in devices):
         devices = None
     return Layout(n_fact, p_fact, devices)
+
+
+def _one_process(log: NcclTestsLog, ranks: int) -> Layout | None:
+    """One host, every rank on it, when a bare nccl-tests command (no launcher) ran all the ranks."""
+    from commsim.calibrate.parser_command import ONE_PROCESS
+
+    seen = next((e for e in log.rank_evidence if e.source == ONE_PROCESS and e.value == ranks), None)
+    if seen is None:
+        return None
+    note = "a command without a launcher runs one process on one host"
+    nodes = Fact("nodes", 1, (seen,), option="--nodes", note=note)
+    return Layout(nodes, Fact("gpus_per_node", ranks, (seen,), option="--gpus-per-node", note=note), None)
 
 
 def _divided(name: str, ranks: int, other: Fact, option: str, log: NcclTestsLog) -> Fact:

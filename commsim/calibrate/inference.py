@@ -36,6 +36,7 @@ from commsim.calibrate.infer_settings import (
     infer_version,
 )
 from commsim.calibrate.parser import NcclTestsLog
+from commsim.calibrate.parser_command import ONE_PROCESS
 from commsim.errors import TopologyError
 from commsim.hardware import GpuSpec
 from commsim.topology.linkkinds import LINK_KINDS
@@ -277,7 +278,8 @@ def _gpus_per_thread(log: NcclTestsLog) -> int:
 def _launch(log: NcclTestsLog) -> Fact:
     threads = _gpus_per_thread(log)
     mode = log.launch if log.launch != "unknown" else ("threads" if threads > 1 else "processes")
-    evidence = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
+    header = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
+    evidence = header or tuple(e for e in log.rank_evidence if e.source == ONE_PROCESS)[:1]
     return Fact(
         "launch",
         f"{mode}, {threads} GPU(s) per thread",

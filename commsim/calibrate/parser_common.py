@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsLog, NcclTestsRow, normalise_collective
+from commsim.calibrate.parser_command import ONE_PROCESS, TestsCommand, command_evidence, read_command
 from commsim.calibrate.settings import RunSettings
 from commsim.errors import ParseError
 
@@ -215,6 +216,7 @@ class RunData:
     out_of_bounds: int | None = None
     nccl_version: str | None = None
     command: str | None = None
+    command_line: int | None = None  # the line the command starts on
     program: str | None = None
     topo_matrix: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -312,7 +314,12 @@ def finish_log(
     warnings = list(data.warnings)
     named = _resolve_collective(collective, data.program, warnings)
     devices = _unique_devices(data.devices, warnings)
-    ranks, evidence = _resolve_ranks(n_ranks, devices, named, data, warnings)
+    command = read_command(data.command, data.command_line) if data.command else None
+    one_process, command_warnings = command_evidence(
+        command, data.header, data.header_line, bool(data.prefix_ranks)
+    )
+    warnings += command_warnings
+    ranks, evidence = _resolve_ranks(n_ranks, devices, named, data, warnings, one_process)
     name, collective_evidence, found = decide_collective(
         collective, data.program, data.rows, data.measured, evidence, name_hint
     )
@@ -323,7 +330,7 @@ def finish_log(
     warnings += data.settings.warnings
     complete = _complete(devices, ranks)
     hosts = list(dict.fromkeys(d.host for d in devices))
-    launch, per_thread = _launch(devices, data.header)
+    launch, per_thread = _launch(devices, data.header, command)
     return NcclTestsLog(
         source=data.source,
         collective=name,
@@ -377,13 +384,17 @@ def _complete(devices: list[Device], ranks: int) -> bool:
     return bool(devices) and [d.rank for d in devices] == list(range(ranks))
 
 
-def _launch(devices: list[Device], header: dict[str, int | str]) -> tuple[str, int]:
-    """Launch mode and GPUs per thread, from the run header and the devices' Pids.
+def _launch(
+    devices: list[Device], header: dict[str, int | str], command: TestsCommand | None = None
+) -> tuple[str, int]:
+    """Launch mode and GPUs per thread, from the run header (else the command's -t/-g) and the devices' Pids.
 
     A Pid shared by two ranks means one process drives both, but only on one
     host: containers and pods on different hosts reuse the same Pid numbers.
     """
     threads, gpus = header.get("nThread"), header.get("nGpus")
+    if gpus is None and command is not None and command.gpus is not None:
+        threads, gpus = command.threads or 1, command.gpus
     per_thread = gpus if isinstance(gpus, int) and gpus > 0 else 1
     pids = [(d.host, d.pid) for d in devices if d.pid is not None]
     if per_thread > 1 or (isinstance(threads, int) and threads > 1) or len(pids) != len(set(pids)):
@@ -405,7 +416,13 @@ RANK_SCALES = {
 }
 """Collectives whose busbw/algbw is ``scale x (n-1)/n`` for ``n`` ranks, and their scale."""
 
-EXACT_SOURCES = ("n_ranks given (--gpus)", "device list", "NCCL INFO nranks", "busbw/algbw ratio")
+EXACT_SOURCES = (
+    "n_ranks given (--gpus)",
+    "device list",
+    "NCCL INFO nranks",
+    "busbw/algbw ratio",
+    ONE_PROCESS,
+)
 """Rank sources that state the number; the others only bound it from below."""
 
 _AMBIGUOUS = "busbw/algbw ratio (ambiguous)"
@@ -480,12 +497,17 @@ def informative(measured: Iterable[Measured]) -> list[Measured]:
 
 
 def _resolve_ranks(
-    explicit: int | None, devices: list[Device], collective: str | None, data: RunData, warnings: list[str]
+    explicit: int | None,
+    devices: list[Device],
+    collective: str | None,
+    data: RunData,
+    warnings: list[str],
+    one_process: Evidence | None = None,
 ) -> tuple[int, tuple[Evidence, ...]]:
     """The number of ranks and every source's evidence, the one used first."""
     if explicit is not None and explicit < 1:
         raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
-    found = _rank_evidence(devices, collective, data)
+    found = _rank_evidence(devices, collective, data) + ([one_process] if one_process else [])
     chosen = _choose_ranks(explicit, found, data.source)
     warnings += _rank_disagreements(chosen, found)
     return chosen.value, (chosen, *[e for e in found if e is not chosen])

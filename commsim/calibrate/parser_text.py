@@ -134,7 +134,7 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
     data = reader.data
     data.nccl_version = data.nccl_version or reader.library_version
     data.program = _nearest_program(text.lines, start, end)
-    data.command = _find_command(lines)
+    data.command, data.command_line = _find_command(lines, start + 1)
     data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
     data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
     data.settings = read_settings(lines, start + 1)
@@ -412,15 +412,16 @@ _PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$\s+)?")
 _NOT_COMMAND = re.compile(r"^#\s*(?:Collective test|Rank\b)")
 
 
-def _find_command(lines: list[str]) -> str | None:
-    """The first command line naming an nccl-tests binary, continuations joined."""
-    pending = ""
-    for line in lines:
+def _find_command(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
+    """The first command line naming an nccl-tests binary (continuations joined), and its first line."""
+    pending, start = "", first_line
+    for number, line in enumerate(lines, start=first_line):
         text = line.strip()
+        start = number if not pending else start
         if text.endswith("\\"):
             pending += text[:-1].strip() + " "
             continue
         full, pending = (pending + text).strip(), ""
         if find_program(full) and not _NOT_COMMAND.match(full) and "NCCL INFO" not in full:
-            return _PROMPT.sub("", full, count=1)
-    return None
+            return _PROMPT.sub("", full, count=1), start
+    return None, None

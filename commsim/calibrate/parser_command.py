@@ -1,0 +1,256 @@
+"""What the nccl-tests command line a log shows says: ``-g``, ``-t``, ``-G``, and who started it.
+
+nccl-tests reads ``-t,--nthreads`` (threads per process), ``-g,--ngpus``
+(GPUs per thread) and ``-G,--cudagraph`` (CUDA/HIP graph launches) with
+``getopt_long`` (nccl-tests and rccl-tests ``src/common.cu``); a process
+drives ``t x g`` ranks on its own host. A command with no launcher in front
+(``./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8``) is one process: ``t x g``
+ranks on one host. A launcher (``mpirun -np``, ``srun``, ``torchrun`` ...)
+starts several, so nothing about the total follows from ``-g`` alone.
+
+Only what is certain is read: an option whose value is not a plain integer
+(``-g $NGPUS``) is left unknown, and a command is *bare* only when every
+word before the binary is an environment assignment or a wrapper known to
+start a single process (``env``, ``numactl``, ``taskset``, ``timeout`` ...).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from commsim.calibrate.evidence import Evidence
+
+__all__ = ["ONE_PROCESS", "TestsCommand", "command_evidence", "read_command"]
+
+_PROGRAM = re.compile(
+    r"(?<![\w-])(?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv"
+    r"|gather|scatter|hypercube)_perf(?:_mpi)?$"
+)
+_OPTIONS = {"-t": "threads", "--nthreads": "threads", "-g": "gpus", "--ngpus": "gpus", "-G": "graph"}
+_OPTIONS["--cudagraph"] = "graph"
+_SINGLE_PROCESS = {
+    "env",
+    "sudo",
+    "time",
+    "nohup",
+    "exec",
+    "numactl",
+    "taskset",
+    "stdbuf",
+    "nice",
+    "timeout",
+    "chrt",
+    "nsys",
+    "ncu",
+    "rocprof",
+    "rocprofv2",
+    "rocprofv3",
+    "profile",
+}
+"""Wrappers that run the binary in their own single process (their options may follow them)."""
+_SHELL_END = {"|", "||", "&&", ";", "&", ">", ">>", "2>&1", "<"}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_WRAPPER_ARGUMENT = re.compile(r"^-|^[\d.,:smh-]+$")  # an option or a number/CPU list/duration
+
+
+@dataclass(frozen=True)
+class TestsCommand:
+    """The nccl-tests command line of a log, as far as it is certain.
+
+    Attributes
+    ----------
+    text : str
+        The command (continuations joined, prompt removed).
+    line : int or None
+        1-based line of the log it starts on (None for a ``-J`` document).
+    launcher : str or None
+        The first word before the binary that is no single-process wrapper
+        (``mpirun``, ``srun`` ...); None for a bare command.
+    threads, gpus, graph : int or None
+        ``-t``, ``-g`` and ``-G`` as given (None when not given or not a
+        plain integer).
+    unknown : tuple of str
+        Options among ``-t``/``-g``/``-G`` given with a value that is not a
+        plain integer.
+    """
+
+    text: str
+    line: int | None
+    launcher: str | None
+    threads: int | None = None
+    gpus: int | None = None
+    graph: int | None = None
+    unknown: tuple[str, ...] = ()
+
+    @property
+    def one_process_ranks(self) -> int | None:
+        """Ranks of a bare command that sets ``-g`` or ``-t``: ``t x g`` in one process; else None."""
+        if self.launcher is not None or self.unknown or (self.gpus is None and self.threads is None):
+            return None
+        return (self.threads or 1) * (self.gpus or 1)
+
+    def options_text(self) -> str:
+        """``-t 1 -g 8`` for the options given (for messages)."""
+        given = [("-t", self.threads), ("-g", self.gpus)]
+        return " ".join(f"{flag} {value}" for flag, value in given if value is not None)
+
+
+def _tokens(text: str) -> list[str]:
+    try:
+        return shlex.split(text, comments=False)
+    except ValueError:
+        return text.split()
+
+
+def _launcher(words: list[str]) -> str | None:
+    """The first word before the binary that is no assignment, single-process wrapper or its argument."""
+    for word in words:
+        name = word.rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(word) or name in _SINGLE_PROCESS or _WRAPPER_ARGUMENT.match(word):
+            continue
+        return name
+    return None
+
+
+def _read_options(words: list[str]) -> tuple[dict[str, int], list[str]]:
+    """``-g 8``, ``-g8``, ``--ngpus 8``, ``--ngpus=8`` (and -t, -G): the integers and the unreadable."""
+    found: dict[str, int] = {}
+    unknown: list[str] = []
+    index = 0
+    while index < len(words) and words[index] not in _SHELL_END:
+        word = words[index]
+        flag, value = word, None
+        if word.startswith("--") and "=" in word:
+            flag, value = word.split("=", 1)
+        elif not word.startswith("--") and len(word) > 2 and word[:2] in _OPTIONS:
+            flag, value = word[:2], word[2:]
+        if flag in _OPTIONS:
+            if value is None:
+                index += 1
+                value = words[index] if index < len(words) else ""
+            name = _OPTIONS[flag]
+            if re.fullmatch(r"\d+", value):
+                found[name] = int(value)
+            else:
+                unknown.append(name)
+        index += 1
+    return found, unknown
+
+
+def read_command(text: str, line: int | None) -> TestsCommand | None:
+    """The command's launcher and ``-t``/``-g``/``-G``; None when no word of it is an nccl-tests binary.
+
+    Parameters
+    ----------
+    text : str
+        A command line naming an nccl-tests binary (``data.command``).
+    line : int or None
+        The log line it starts on.
+
+    Examples
+    --------
+    >>> read_command("./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8", 4).one_process_ranks
+    8
+    >>> command = read_command("mpirun -np 8 ./build/all_reduce_perf -g 1 -G 1", 4)
+    >>> command.launcher, command.gpus, command.graph, command.one_process_ranks
+    ('mpirun', 1, 1, None)
+    """
+    words = _tokens(text)
+    program = next((i for i, word in enumerate(words) if _PROGRAM.search(word)), None)
+    if program is None:
+        return None
+    found, unknown = _read_options(words[program + 1 :])
+    return TestsCommand(
+        text=text,
+        line=line,
+        launcher=_launcher(words[:program]),
+        threads=found.get("threads"),
+        gpus=found.get("gpus"),
+        graph=found.get("graph"),
+        unknown=tuple(unknown),
+    )
+
+
+ONE_PROCESS = "nccl-tests command line (one process)"
+"""Source name of the rank evidence a bare command gives."""
+
+
+def _header_value(header: dict[str, int | str], key: str) -> int | None:
+    value = header.get(key)
+    return value if isinstance(value, int) else None
+
+
+def _where(header_line: tuple[int, str] | None) -> str:
+    return f"the run header (line {header_line[0]})" if header_line else "the run header"
+
+
+def _option_conflicts(
+    command: TestsCommand, header: dict[str, int | str], header_line: tuple[int, str] | None
+) -> list[str]:
+    """Where ``-t``/``-g`` of the command and the run header nccl-tests printed disagree."""
+    out = []
+    for flag, given, key in (("-t", command.threads, "nThread"), ("-g", command.gpus, "nGpus")):
+        printed = _header_value(header, key)
+        if given is not None and printed is not None and given != printed:
+            out.append(
+                f"the command line (line {command.line}) gives {flag} {given} but {_where(header_line)} "
+                f"says {key} {printed}; using the header (nccl-tests prints the options it parsed), so "
+                "the command shown is not the one that ran as written"
+            )
+    return out
+
+
+def _graph_conflict(
+    command: TestsCommand, header: dict[str, int | str], header_line: tuple[int, str] | None
+) -> list[str]:
+    """``-G N`` on the command but ``graph: M`` in the header (rccl-tests builds without HIP graphs)."""
+    printed = _header_value(header, "graph")
+    if command.graph is None or printed is None or (command.graph > 0) == (printed > 0):
+        return []
+    return [
+        f"the command line (line {command.line}) passes -G {command.graph} (CUDA/HIP graph launches) but "
+        f"{_where(header_line)} says graph: {printed}; using the header: nccl-tests and rccl-tests "
+        "print there the value they parsed, and ignore -G when built without graph support (NCCL < 2.9, "
+        "CUDA < 11.3, ROCm < 5.2), so "
+        + (
+            "the timed calls are priced with a host issue each; if graphs did run, small sizes measure "
+            "faster than predicted"
+            if printed == 0
+            else "the timed calls are priced as graph launches"
+        )
+    ]
+
+
+def command_evidence(
+    command: TestsCommand | None,
+    header: dict[str, int | str],
+    header_line: tuple[int, str] | None,
+    launched: bool,
+) -> tuple[Evidence | None, list[str]]:
+    """Rank evidence of a bare command (``t x g`` ranks in one process), and disagreements with the header.
+
+    Parameters
+    ----------
+    command : TestsCommand or None
+        The log's command line.
+    header, header_line : dict, (int, str) or None
+        The run header nccl-tests printed, and its line.
+    launched : bool
+        Whether the log's lines carry an MPI/Slurm rank prefix (a launcher ran it).
+
+    Returns
+    -------
+    (Evidence or None, list of str)
+        The rank count of a bare command (None when a launcher ran it, or the
+        header contradicts the command), and warnings.
+    """
+    if command is None:
+        return None, []
+    conflicts = _option_conflicts(command, header, header_line)
+    warnings = conflicts + _graph_conflict(command, header, header_line)
+    ranks = command.one_process_ranks
+    if ranks is None or launched or conflicts:
+        return None, warnings
+    return Evidence.at(ranks, ONE_PROCESS, command.line, command.text), warnings
