@@ -12,7 +12,10 @@ NIC on p3dn (Volta), four on p4d (Ampere), 32 on p5 (Hopper) (AWS instance
 pages); GCP TCPXO 8 x 200 Gb/s (a3-megagpu-8g), TCPX 4 x 200 Gb/s
 (a3-highgpu-8g); TCP sockets one NIC of unknown speed (100 Gb/s assumed);
 Slingshot 4 per host. A kind given with ``--nic`` brings the same NICs per
-host as its transport read from the log.
+host as its transport read from the log. When aws-ofi-nccl names the
+instance (``NET/OFI Running on P4d platform``) and the link catalogue names
+that family (p3dn, p4d, p5, p5en, p6-b200), kind and NICs are known, not
+assumed.
 """
 
 from __future__ import annotations
@@ -56,6 +59,15 @@ _EFA_BY_ARCH = {
     "hopper": ("efa_v2", 32),
 }
 _FIXED = {"tcpxo": ("tcpxo_200g", 8), "tcpx": ("tcpx_200g", 4), "socket": ("tcp_100g", 1)}
+_EFA_BY_PLATFORM = {
+    "p3dn": ("efa_v1", 1),
+    "p4d": ("efa_v2", 4),
+    "p5": ("efa_v2", 32),
+    "p5en": ("efa_v3", 16),
+    "p6-b200": ("efa_v4", 8),
+}
+"""EFA NICs of the AWS instance families the link kind catalogue names (its sources: the AWS
+instance pages, :mod:`commsim.topology.linkkinds`); another family (p4de, p5e ...) is not guessed."""
 
 
 def setting(settings: RunSettings, name: str) -> Evidence | None:
@@ -174,6 +186,11 @@ def infer_network(
             raise InferenceError(f"--nic {option_nic!r} is no network link kind; valid: {', '.join(valid)}")
         return given("network", option_nic, "--nic"), _per_host_of_kind(option_nic, arch)
     seen, asked = _seen_transport(settings)
+    platform = _platform(settings)
+    if platform is not None and seen and seen[0].value == "efa":
+        efa_kind, count = _EFA_BY_PLATFORM[str(platform.value)]
+        note = f"aws-ofi-nccl runs on {platform.value}: {count} x {efa_kind} per host (AWS instance page)"
+        return Fact("network", efa_kind, (platform, *seen), option="--nic", note=note), count
     if seen:
         transport = str(seen[0].value)
         name, per_host = _kind_for(transport, arch)
@@ -186,15 +203,30 @@ def infer_network(
     return Fact("network", name, (), assumed=True, option="--nic", note=note), per_host
 
 
+def _platform(settings: RunSettings) -> Evidence | None:
+    """The aws-ofi-nccl platform line when it names an instance family of :data:`_EFA_BY_PLATFORM`."""
+    seen = settings.platform
+    return seen if seen is not None and seen.value in _EFA_BY_PLATFORM else None
+
+
 def infer_nics(
     settings: RunSettings, option: int | None, per_host_default: int | None, host_gpus: int
 ) -> Fact:
-    """NICs per host that join the network."""
+    """NICs per host that join the network.
+
+    Order: ``--nics-per-node``; NCCL's ``NET/...: Using [0]... [1]...`` list; the
+    EFA NICs of the AWS instance aws-ofi-nccl names; the plugin's ``(found N
+    nics)`` count (per GPU on newer plugins); the transport's default.
+    """
     if option is not None:
         if option < 1:
             raise InferenceError(f"--nics-per-node must be at least 1, not {option}")
         return given("nics_per_node", option, "--nics-per-node")
-    listed = settings.nics
+    listed, platform = settings.nics, _platform(settings)
+    if platform is not None and (listed is None or listed.source != "NET device list"):
+        name, per_host = _EFA_BY_PLATFORM[str(platform.value)]
+        note = f"{platform.value} has {per_host} {name} NICs (AWS instance page)"
+        return Fact("nics_per_node", per_host, (platform,), option="--nics-per-node", note=note)
     if listed is not None:
         return Fact(
             "nics_per_node",
@@ -218,12 +250,21 @@ def infer_p2p(
 ) -> Fact:
     """Whether GPUs of a host reach each other's memory over PCIe (NCCL's P2P transport).
 
-    ``topology_p2p`` is what a topology given with ``--topology`` says; it wins over the catalogue.
+    Order: ``--p2p/--no-p2p``; NCCL's channel lines between GPUs of a host
+    (``via P2P/...`` or ``via SHM/...``: what NCCL did); ``NCCL_P2P_DISABLE=1``;
+    an ``nvidia-smi topo -p2p`` matrix; ``topology_p2p``, what a topology given
+    with ``--topology`` says; an NVLink/xGMI fabric; the catalogue's default.
     """
     from commsim.topology.nvsmi_parse import find_p2p_status
 
     if option is not None:
         return given("p2p", option, "--p2p/--no-p2p")
+    if settings.p2p is not None:
+        used = bool(settings.p2p.value)
+        how = "its P2P transport" if used else "SHM (through host memory): no peer-to-peer"
+        evidence = settings.evidence.get("p2p", (settings.p2p,))
+        note = f"NCCL joins GPUs of a host with {how}"
+        return Fact("p2p", used, evidence, option="--p2p/--no-p2p", note=note)
     disabled = setting(settings, "NCCL_P2P_DISABLE")
     if _value(disabled) == "1":
         assert disabled is not None

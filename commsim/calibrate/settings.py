@@ -45,7 +45,7 @@ __all__ = [
 NETWORKS = ("ib", "roce", "efa", "socket", "tcpxo", "tcpx", "slingshot")
 """Values of :attr:`RunSettings.network`."""
 
-_FACTS = ("library", "version", "network", "nics", "gdr", "collnet", "nvls")
+_FACTS = ("library", "version", "network", "nics", "gdr", "collnet", "nvls", "p2p", "platform")
 _NOT_SETTINGS = {"NCCL_VERSION"}  # set by NVIDIA containers to the packaged version, not read by NCCL
 _REFINES = {("ib", "roce"), ("efa", "slingshot")}  # (generic, specific): no conflict
 
@@ -74,6 +74,12 @@ class RunSettings:
     collnet, nvls : Evidence or None
         True when CollNet (SHARP) / NVLink SHARP is used or available, False
         when NCCL says it is unavailable.
+    p2p : Evidence or None
+        True when NCCL connects GPUs of a host with its P2P transport
+        (``via P2P/...``), False when through host memory (``via SHM/...``).
+    platform : Evidence or None
+        The AWS instance family aws-ofi-nccl says it runs on (``"p4d"``,
+        ``"p5"``, ``"p5en"`` ...), lower case, without the size.
     evidence : dict of str to tuple of Evidence
         Every source's word on each fact (keys: the attribute names above
         and each ``NCCL_*`` name), the one used first.
@@ -89,6 +95,8 @@ class RunSettings:
     gdr: Evidence | None = None
     collnet: Evidence | None = None
     nvls: Evidence | None = None
+    p2p: Evidence | None = None
+    platform: Evidence | None = None
     evidence: dict[str, tuple[Evidence, ...]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -150,6 +158,10 @@ class _Found:
 _Rule = tuple[str, int, str, re.Pattern[str], Callable[[re.Match[str]], Any]]
 
 _INFO = "NCCL INFO line"
+_OFI_PLATFORM = re.compile(r"NET/OFI Running on (\S+) platform")
+_INTRA_CHANNEL = re.compile(
+    r"\bChannel \d+(?:/\d+)? : \d+\[[^\]]*\] -> \d+\[[^\]]*\](?: \[\w+\])? via (P2P|SHM)/"
+)
 
 
 def _first(match: re.Match[str]) -> str:
@@ -230,7 +242,14 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
     # "NET/OFI Forcing AWS OFI ndev N" counts the plugin's virtual devices (4 on a p3dn with one EFA NIC),
     # not NICs, so it is no evidence of the NIC count.
     ("nics", 1, "NET/OFI device count", re.compile(r"\(found (\d+) nics\)"), lambda m: int(m.group(1))),
+    # aws-ofi-nccl names the EC2 instance it found a topology for: "Running on P4d platform" (old
+    # plugins), "Running on p5.48xlarge platform" (src/platform-aws.c); only its EFA provider prints it.
+    ("platform", 0, "NET/OFI platform line", _OFI_PLATFORM, lambda m: m.group(1).lower().split(".")[0]),
+    ("network", 1, "NET/OFI platform line", _OFI_PLATFORM, lambda m: "efa"),
     ("gdr", 0, "channel via GDRDMA", re.compile(r"via NET/\S+/GDRDMA"), lambda m: True),
+    # A channel between two GPUs of a host: via P2P/IPC, P2P/CUMEM, P2P/direct pointer (NCCL's P2P
+    # transport, src/transport/p2p.cc) or via SHM/... (through host memory, src/transport/shm.cc).
+    ("p2p", 0, "NCCL INFO channel line", _INTRA_CHANNEL, lambda m: m.group(1) == "P2P"),
     (
         "gdr",
         1,
