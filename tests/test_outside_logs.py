@@ -32,22 +32,30 @@ REFUSED_PLAIN = {
     "31_MI355X-AINIC-2node-16rank-rccl-alltoall.txt": "give --gpu ",
     "33_RTX5090-2ranks-1gpu-socket-tagoutput.txt": "ranks 0-1 run on one GPU (device 0 of host lab)",
     "37_V100SXM2-2gpu-1host-broadcast-tapsocket-commented-row.txt": "no result rows found",
+    "43_H100-GKE-A3High-2node-allgather-TCPX-nodevices-indented.txt": "give --gpu ",
+    "46_A100-NVLink-8gpu-sendrecv-g8-nodevices.txt": "give --gpu ",
+    "51_H100-p5-EKS-2node-16gpu-EFA-tagoutput-nodevices.txt": "give --gpu ",
+    "53_RTX4090-2gpu-container-g2-SHM-busyGPUs.txt": "give --collective all_reduce or --collective send_recv",
+    "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt": "give --gpu ",
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
-or why none does): 11, 12, 25 and 26 are rccl-tests or nccl-tests tables pasted without their
-``# Rank .. device`` lines (no GPU named); 17 names no binary and its two ranks' busbw/algbw of 1 fit
-both all_reduce and send_recv; 20 names its GPUs only as 'NVIDIA Graphics Device', and 23, 24, 30 and
-31 only as 'AMD Radeon Graphics'; 33 runs two ranks on one GPU, which the model does not describe; 37's
-only result row starts with '#'."""
+or why none does): 11, 12, 25, 26, 43, 46 and 51 are rccl-tests or nccl-tests tables pasted without
+their ``# Rank .. device`` lines (no GPU named); 17 and 53 name no binary and their two ranks'
+busbw/algbw of 1 fit both all_reduce and send_recv; 20 names its GPUs only as 'NVIDIA Graphics
+Device', and 23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 60's 'NVIDIA RTX 6000D' is not in the
+catalogue; 33 runs two ranks on one GPU, which the model does not describe; 37's only result row
+starts with '#'."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
     "24_AMD-RadeonGraphics-8gpu-rccl-alltoall.txt",
     "33_RTX5090-2ranks-1gpu-socket-tagoutput.txt",
     "37_V100SXM2-2gpu-1host-broadcast-tapsocket-commented-row.txt",
+    "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt",
 }
-"""Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model;
-33 and 37 are refused whatever is given); every other refused log validates with its page's facts."""
+"""Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
+60's names only one the catalogue lacks; 33 and 37 are refused whatever is given); every other refused
+log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -78,9 +86,9 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """39 logs, each with its provenance lines first and one README row; every page fact is for a log,
+    """60 logs, each with its provenance lines first and one README row; every page fact is for a log,
     every topology file it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 39
+    assert len(LOGS) == 60
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:
         lines = path.read_text(encoding="utf-8").splitlines()

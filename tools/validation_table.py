@@ -187,6 +187,30 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     "31_MI355X-AINIC-2node-16rank-rccl-alltoall.txt": (_MI355X_AINIC, None),
     # the same machines as 22 (its topo -m) after NUMA Nodes Per Socket = 4
     "39_A100PCIe-2node-1gpu-HDR-NPS4-hoststaged.txt": (RunOptions(nic="ib_hdr"), None),
+    # a CSCS Alps page (its srun has Slingshot's --network=disable_rdzv_get): HPE Slingshot (CXI)
+    "40_GH200-Alps-Sarus-2node-1gpu-allreduce.txt": (RunOptions(nic="slingshot_200g"), None),
+    # each pod is given one B200 and one aligned RDMA NIC (gpu0rdma0)
+    "41_B200-GKE-dranet-2pod-1gpu-allgather-gIB.txt": (RunOptions(nics_per_node=1), None),
+    # GKE A3 High: 2 a3-highgpu-8g nodes of 8 H100 80GB, GPUDirect-TCPX over 4 x 200 Gb/s NICs, all_gather
+    "43_H100-GKE-A3High-2node-allgather-TCPX-nodevices-indented.txt": (
+        RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=8, nic="tcpx_200g", nics_per_node=4),
+        "all_gather",
+    ),
+    # the issue prints nvidia-smi topo -m (44_topo.txt: 8 H20 on NV18, 8 NICs)
+    "44_H20-3e-VM-2node-2gpu-alltoall-RoCEbond.txt": (RunOptions(), None),
+    # "Tested on 8 A100 NVLink GPUs with 600GB/s bi-directional bandwidth"
+    "46_A100-NVLink-8gpu-sendrecv-g8-nodevices.txt": (RunOptions(gpu="A100 SXM"), None),
+    # 2 p5.48xlarge nodes: "p5.48xlarge has 8 GPUs and 32 EFA interfaces" (8 x H100)
+    "51_H100-p5-EKS-2node-16gpu-EFA-tagoutput-nodevices.txt": (
+        RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=8, nic="efa_v2", nics_per_node=32),
+        None,
+    ),
+    # the script's section "运行 all_reduce 测试" (run the all_reduce test)
+    "53_RTX4090-2gpu-container-g2-SHM-busyGPUs.txt": (RunOptions(), "all_reduce"),
+    # a comment of the issue: NDR 400 Gb/s InfiniBand (ConnectX-7, Quantum-2), 8 HCAs per node
+    "55_H100-2node-16gpu-IB-NDR-srunlabel-default.txt": (RunOptions(nic="ib_ndr", nics_per_node=8), None),
+    # (the same machines; the page's NCCL_ALGO=RING is not given: these options carry no --algo)
+    "56_H100-2node-16gpu-IB-NDR-srunlabel-RING.txt": (RunOptions(nic="ib_ndr", nics_per_node=8), None),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
@@ -195,6 +219,7 @@ OUTSIDE_TOPOLOGY: dict[str, str] = {
     "21_A100PCIe-4gpu-SYS-sm02.txt": "tests/data/outside/21_topo.txt",
     "22_A100PCIe-2node-1gpu-HDR-GDR-SYS.txt": "tests/data/outside/22_topo.txt",
     "39_A100PCIe-2node-1gpu-HDR-NPS4-hoststaged.txt": "tests/data/outside/22_topo.txt",
+    "44_H20-3e-VM-2node-2gpu-alltoall-RoCEbond.txt": "tests/data/outside/44_topo.txt",
 }
 """The ``nvidia-smi topo -m`` text an outside log's page prints (``--topology``), relative to the
 repository; these files are not logs (:func:`outside_logs` leaves them out)."""
@@ -683,7 +708,7 @@ def outside_lines(logs: list[Outside]) -> list[str]:
         "",
         f"The {len(logs)} logs in `tests/data/outside` are public nccl-tests and rccl-tests runs found "
         "after the model was built; no fitted default was derived from them (two decisions used some "
-        "of them as corroboration, and 21-39 served to find and fix bugs in parsing, inference and "
+        "of them as corroboration, and 21-60 served to find and fix bugs in parsing, inference and "
         "verdict wording: see that folder's README, which also gives each log's source, "
         "hardware and trust). Each is validated as a user first would, without options, and then with "
         "the facts its own page states that the log does not print (`OUTSIDE_OPTIONS` in the tool); "
