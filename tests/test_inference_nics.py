@@ -94,3 +94,26 @@ def test_one_rank_per_host_is_judged_without_knowing_the_board() -> None:
     assert validation.inference.facts["board"].assumed
     assert "board" not in [f.name for f in validation.inference.assumed]
     assert validation.verdict().startswith("as expected")
+
+
+SENDRECV_TABLE_ONLY = (
+    _TABLE_HEAD
+    + """   134217728      33554432     float     sum      -1   1211.2  110.81  110.81      0   1211.8  110.76  110.76    N/A
+  1073741824     268435456     float     sum      -1   5503.4  195.10  195.10      0   5490.5  195.56  195.56    N/A
+"""
+)
+
+
+def test_nodes_times_gpus_per_node_give_the_rank_count(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A send/recv table alone (busbw/algbw is 1 for any rank count, no device list) cannot tell its
+    ranks; --nodes 1 and --gpus-per-node 8 say 8 as well as --gpus 8 does."""
+    from commsim.calibrate.validate import validate_file
+    from commsim.errors import CommsimError
+
+    path = tmp_path / "sendrecv.txt"
+    path.write_text(SENDRECV_TABLE_ONLY)
+    with pytest.raises(CommsimError, match="cannot tell the number of ranks"):
+        validate_file(path, collective="send_recv", options=RunOptions(gpu="A100 SXM"))
+    options = RunOptions(gpu="A100 SXM", nodes=1, gpus_per_node=8)
+    validation = validate_file(path, collective="send_recv", options=options)
+    assert validation.inference.facts["ranks"].value == 8 and len(validation.inference.ranks) == 8

@@ -934,7 +934,8 @@ def test_broadcast_without_devices_or_header_needs_gpus() -> None:
     ]
     with pytest.raises(ParseError, match=r"cannot tell the number of ranks: .*; pass --gpus N"):
         parse_nccl_tests("\n".join(lines))
-    assert parse_nccl_tests("\n".join(lines), n_ranks=2).rank_source == "n_ranks given (--gpus)"
+    given = parse_nccl_tests("\n".join(lines), n_ranks=2)
+    assert given.rank_source == "n_ranks given (--gpus, or --nodes x --gpus-per-node)"
 
 
 def test_row_without_column_header_is_an_error() -> None:
@@ -1096,9 +1097,9 @@ def test_one_process_driving_eight_gpus_is_a_threads_launch() -> None:
 
 def test_explicit_ranks_win_and_the_disagreement_is_warned_about() -> None:
     log = load_nccl_tests(DATA / A100, n_ranks=16)
-    assert (log.n_ranks, log.rank_source) == (16, "n_ranks given (--gpus)")
+    assert (log.n_ranks, log.rank_source) == (16, "n_ranks given (--gpus, or --nodes x --gpus-per-node)")
     assert [e.source for e in log.rank_evidence] == [
-        "n_ranks given (--gpus)",
+        "n_ranks given (--gpus, or --nodes x --gpus-per-node)",
         "device list",
         "nThread x nGpus",
         "busbw/algbw ratio",
@@ -1106,8 +1107,9 @@ def test_explicit_ranks_win_and_the_disagreement_is_warned_about() -> None:
     ]
     # line 18 is the last rank line ('Rank  7 ... device  7')
     assert (
-        "number of ranks: the device list (line 18) says 8 but the n_ranks given (--gpus) says 16; "
-        "using 16 (n_ranks given (--gpus))"
+        "number of ranks: the device list (line 18) says 8 but the n_ranks given (--gpus, or --nodes x "
+        "--gpus-per-node) says 16; "
+        "using 16 (n_ranks given (--gpus, or --nodes x --gpus-per-node))"
     ) in log.warnings
 
 

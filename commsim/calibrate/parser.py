@@ -190,7 +190,7 @@ class NcclTestsLog:
         ``"nThread x nGpus"`` and ``"MPI/Slurm line prefix"`` (lower bounds),
         ``"NCCL INFO nranks"``, ``"busbw/algbw ratio"`` (unique answer) or
         ``"busbw/algbw ratio (ambiguous)"`` (value: lowest and highest fit),
-        ``"n_ranks given (--gpus)"``.
+        ``"n_ranks given (--gpus, or --nodes x --gpus-per-node)"``.
     rank_source : str
         The ``source`` of the evidence ``n_ranks`` was taken from.
     placement : dict of str to tuple of int

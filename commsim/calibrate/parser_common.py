@@ -417,7 +417,7 @@ RANK_SCALES = {
 """Collectives whose busbw/algbw is ``scale x (n-1)/n`` for ``n`` ranks, and their scale."""
 
 EXACT_SOURCES = (
-    "n_ranks given (--gpus)",
+    "n_ranks given (--gpus, or --nodes x --gpus-per-node)",
     "device list",
     "NCCL INFO nranks",
     "busbw/algbw ratio",

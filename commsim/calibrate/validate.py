@@ -288,7 +288,8 @@ def validate_runs(
 ) -> list[Validation]:
     """Validate every run of an nccl-tests log file (scripts often write several into one).
 
-    Keyword arguments are those of :func:`validate_log`; ``n_ranks`` is
+    Keyword arguments are those of :func:`validate_log`; ``n_ranks`` (else
+    the options' ``nodes`` x ``gpus_per_node``, when both are given) is
     passed to the parser for logs that do not show their rank count, and so
     is ``collective`` (for logs that name no binary), so the rows' busbw is
     checked with it. Without it the collective is the binary the log names,
@@ -296,6 +297,7 @@ def validate_runs(
     among those the table allows (:mod:`~commsim.calibrate.parser_collective`).
     """
     raw = _read(path)
+    n_ranks = _ranks_given(n_ranks, kwargs.get("options"))
     logs = load_nccl_tests_runs(path, collective=collective, n_ranks=n_ranks, name_hint=True)
     return [validate_log(log, raw, collective=collective, **kwargs) for log in logs]
 
@@ -311,9 +313,18 @@ def validate_file(path: str | Path, **kwargs: Any) -> Validation:
         If the file holds several runs (use :func:`validate_runs`).
     """
     collective = kwargs.pop("collective", None)
-    n_ranks = kwargs.pop("n_ranks", None)
+    n_ranks = _ranks_given(kwargs.pop("n_ranks", None), kwargs.get("options"))
     log = load_nccl_tests(path, collective=collective, n_ranks=n_ranks, name_hint=True)
     return validate_log(log, _read(path), collective=collective, **kwargs)
+
+
+def _ranks_given(n_ranks: int | None, options: RunOptions | None) -> int | None:
+    """The rank count the user gave: ``--gpus``, else ``--nodes`` x ``--gpus-per-node``."""
+    if n_ranks is not None or options is None:
+        return n_ranks
+    if options.nodes is not None and options.gpus_per_node is not None:
+        return options.nodes * options.gpus_per_node
+    return None
 
 
 def _read(path: str | Path) -> str:
