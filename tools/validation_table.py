@@ -209,8 +209,11 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     "53_RTX4090-2gpu-container-g2-SHM-busyGPUs.txt": (RunOptions(), "all_reduce"),
     # a comment of the issue: NDR 400 Gb/s InfiniBand (ConnectX-7, Quantum-2), 8 HCAs per node
     "55_H100-2node-16gpu-IB-NDR-srunlabel-default.txt": (RunOptions(nic="ib_ndr", nics_per_node=8), None),
-    # (the same machines; the page's NCCL_ALGO=RING is not given: these options carry no --algo)
-    "56_H100-2node-16gpu-IB-NDR-srunlabel-RING.txt": (RunOptions(nic="ib_ndr", nics_per_node=8), None),
+    # the same machines, and the page sets NCCL_ALGO=RING
+    "56_H100-2node-16gpu-IB-NDR-srunlabel-RING.txt": (
+        RunOptions(nic="ib_ndr", nics_per_node=8, algorithms=("ring",)),
+        None,
+    ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
@@ -608,6 +611,8 @@ def flags(options: RunOptions, collective: str | None, topology: str | None = No
         value = getattr(options, name)
         out += [] if value is None else [flag, str(value)]
     out += [] if options.p2p is None else ["--p2p" if options.p2p else "--no-p2p"]
+    out += [] if options.algorithms is None else ["--algo", ",".join(options.algorithms)]
+    out += [] if options.protocols is None else ["--proto", ",".join(options.protocols)]
     return out + ([] if topology is None else ["--topology", topology])
 
 
