@@ -159,9 +159,14 @@ def test_assumed_network_withholds_the_verdict_even_when_far_below() -> None:
 
 
 def test_peer_to_peer_off_seen_in_shm_channels() -> None:
-    """NVLink box, yet NCCL connects ranks through host memory: P2P is off (line 13 of the log)."""
+    """NVLink box, yet NCCL connects ranks through host memory (line 13 of the log). Read from the log,
+    p2p is known off and the model prices the host-memory path (about 15 GB/s bus bandwidth here), so
+    20 GB/s measured is as expected; when the user says peer-to-peer is on (--p2p), the model prices
+    NVLink and the channel line is the cause of running 11x below it."""
     info = ("Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct",)
-    verdict = verdict_of(nccl_log(busbw_GBps=20.0, info=info))
+    log = nccl_log(busbw_GBps=20.0, info=info)
+    assert verdict_of(log).kind == "expected"
+    verdict = verdict_of(log, RunOptions(p2p=True))
     assert verdict.kind == "below"
     assert verdict.causes == (
         "peer-to-peer off: NCCL connects ranks 0 and 1 of one host via SHM (line 13), through host "
@@ -283,7 +288,8 @@ def test_validation_verdict_delegates_and_reads_its_own_file(tmp_path: object) -
     path.write_text(text, encoding="utf-8")
     from commsim.calibrate.validate import validate_file
 
-    assert "peer-to-peer off: NCCL connects ranks 0 and 1" in validate_file(path).verdict()
+    verdict = validate_file(path, options=RunOptions(p2p=True)).verdict()
+    assert "peer-to-peer off: NCCL connects ranks 0 and 1" in verdict
 
 
 # ------------------------------------------------------------ evidence readers
@@ -431,3 +437,15 @@ def test_far_nic_in_a_given_machine_is_a_cause(tmp_path: Path) -> None:
         c.startswith("GPU and NIC on different sockets:") and "in the machine given" in c
         for c in verdict.causes
     )
+
+
+def test_below_with_peer_to_peer_known_off_does_not_list_it_as_a_cause_to_look_for() -> None:
+    """NCCL's channel line says it joined the GPUs through host memory (SHM): p2p is known off and the
+    machine modelled stages through host memory too, so a run far below that model is not explained
+    by it; the verdict says so rather than listing peer-to-peer off among the causes not seen."""
+    info = ("Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct",)
+    verdict = verdict_of(nccl_log(busbw_GBps=0.5, info=info))
+    assert verdict.kind == "below" and verdict.causes == ()
+    usual = "none of the usual causes (GPU and NIC on different sockets, a slow NIC, few channels)"
+    assert usual in verdict.text
+    assert "peer-to-peer is off, and so is the machine modelled" in verdict.text

@@ -430,7 +430,7 @@ def _box(
     if given_box is not None:
         return replace_p2p(given_box, p2p) if given_box.peer_to_peer != p2p else given_box
     assert board is not None and spec is not None, "a board is only chosen for a known GPU"
-    return build_box(spec, board, p2p, nics, nic)
+    return replace_p2p(build_box(spec, board, p2p, nics, nic), p2p)  # off on a fabric too: SHM
 
 
 def _machine(box: Topology, boxes: int, nic: str | None, nics: int) -> tuple[Topology, list[list[str]]]:

@@ -210,8 +210,16 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     board = validation.inference.facts.get("board")
     given_box = board is not None and any(e.source == "option --topology" for e in board.evidence)
     has_matrix = validation.log.topo_matrix is not None or given_box
-    text_ = _below_text(ratio, causes, lines, has_matrix)
+    p2p = validation.inference.facts.get("p2p")
+    p2p_off = p2p is not None and not p2p.assumed and not p2p.value and _hosts_share(validation)
+    text_ = _below_text(ratio, causes, lines, has_matrix, p2p_off)
     return Verdict("below", ratio, causes, (), notes, text_ + miss)
+
+
+def _hosts_share(validation: Validation) -> bool:
+    """Whether some host runs several ranks (so peer-to-peer between its GPUs matters)."""
+    per_node = validation.inference.facts.get("gpus_per_node")
+    return per_node is None or int(per_node.value) > 1
 
 
 def verdict_text(validation: Validation) -> str:
@@ -236,17 +244,29 @@ def _across_nodes(validation: Validation) -> bool:
     return nodes is not None and int(nodes.value) > 1
 
 
-def _below_text(ratio: float, causes: tuple[str, ...], lines: list[tuple[int, str]], has_matrix: bool) -> str:
+def _below_text(
+    ratio: float,
+    causes: tuple[str, ...],
+    lines: list[tuple[int, str]],
+    has_matrix: bool,
+    p2p_off: bool = False,
+) -> str:
     """The below verdict: the causes the log shows, or what to run again to see one (not a matrix the
-    user already gave, with the log or as ``--topology``)."""
+    user already gave, with the log or as ``--topology``). Peer-to-peer known off is in the machine
+    modelled (through host memory), so it is not a cause of running below it."""
     head = f"{1 / ratio:.1f}x below what this machine should reach at large sizes"
     if causes:
         return f"{head}; causes the log shows: " + "; ".join(causes)
     if any("NCCL INFO" in text for _, text in lines):
+        usual = ", ".join(
+            c
+            for c in ("GPU and NIC on different sockets", "peer-to-peer off", "a slow NIC", "few channels")
+            if not (p2p_off and c == "peer-to-peer off")
+        )
+        modelled = "; peer-to-peer is off, and so is the machine modelled" if p2p_off else ""
         return (
-            f"{head}; the log shows none of the usual causes (GPU and NIC on different sockets, "
-            "peer-to-peer off, a slow NIC, few channels): look for a busy GPU, a degraded link or a "
-            "shared network"
+            f"{head}; the log shows none of the usual causes ({usual}){modelled}: look for a busy GPU, "
+            "a degraded link or a shared network"
         )
     more = "" if has_matrix else " and include nvidia-smi topo -m"
     return f"{head}; the log shows no cause: run it again with NCCL_DEBUG=INFO{more} to see one"
