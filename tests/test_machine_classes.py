@@ -506,3 +506,16 @@ def test_cluster_keeps_the_box_peer_to_peer_setting() -> None:
     """A cluster of boxes without peer-to-peer has none either (NCCL stages through host memory)."""
     assert cluster(pcie_box(p2p=False), nodes=2, nic="tcp_100g").peer_to_peer is False
     assert cluster("hgx_h100", nodes=2).peer_to_peer is True
+
+
+def test_a_nic_hung_off_a_gpu_serves_only_that_gpu() -> None:
+    """A ring of 4 GPUs has no PCIe switch or CPU, so each NIC the cluster adds hangs off one GPU, and
+    routes never pass through another GPU: 2 NICs for 4 GPUs would leave two GPUs without a reachable
+    NIC. The builder says so (one NIC per GPU works) instead of failing later with a missing route."""
+    from commsim.topology import get_topology
+
+    ring = get_topology("ring", gpus=4)
+    with pytest.raises(TopologyError, match=r"asks one NIC to serve 2: give nics_per_node=4"):
+        cluster(ring, nodes=2, nic="ib_ndr", nics_per_node=2)
+    machine = cluster(ring, nodes=2, nic="ib_ndr", nics_per_node=4)
+    assert all(len(nics_reaching(machine, [gpu])) == 1 for gpu in machine.gpus)

@@ -333,10 +333,18 @@ def _added_nics(
     """(host device, PCIe link to copy, GPUs served) for each NIC a NIC-less box gets."""
     gpus = template.gpus
     if nics_per_node is not None:
-        return [
-            (*_nic_host(template, gpus[home]), [gpus[s] for s in served])
-            for home, served in spread(len(gpus), nics_per_node)
-        ]
+        out = []
+        for home, served in spread(len(gpus), nics_per_node):
+            host, link = _nic_host(template, gpus[home])
+            if host == gpus[home] and len(served) > 1:
+                raise TopologyError(
+                    f"cluster box {template.name!r} has no PCIe switch or CPU for a NIC to hang off, so a "
+                    f"NIC added on {host} serves only that GPU; nics_per_node={nics_per_node} for its "
+                    f"{len(gpus)} GPUs asks one NIC to serve {len(served)}: give nics_per_node={len(gpus)} "
+                    "(one per GPU) or a box whose GPUs reach a PCIe switch or CPU"
+                )
+            out.append((host, link, [gpus[s] for s in served]))
+        return out
     if nic_per == "gpu":
         return [(*_nic_host(template, gpu), [gpu]) for gpu in gpus]
     hosts = template.devices_of_kind("pcie_switch") + template.devices_of_kind("cpu")
