@@ -117,3 +117,48 @@ def test_nodes_times_gpus_per_node_give_the_rank_count(tmp_path) -> None:  # typ
     options = RunOptions(gpu="A100 SXM", nodes=1, gpus_per_node=8)
     validation = validate_file(path, collective="send_recv", options=options)
     assert validation.inference.facts["ranks"].value == 8 and len(validation.inference.ranks) == 8
+
+
+def _eight_a100(prelude: str, info: str = "") -> str:
+    rows = "".join(
+        f"#  Rank {r:2d} Group  0 Pid  {1000 + r} on node1 device {r:2d} [0x{r:02x}] NVIDIA A100-SXM4-80GB\n"
+        for r in range(8)
+    )
+    return (
+        prelude
+        + "\n# nThread 1 nGpus 1 minBytes 1048576 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+        + rows
+        + info
+        + _TABLE_HEAD
+        + "  1073741824     268435456     float     sum      -1    93000   11.55   20.21      0    93000   11.55   20.21      0\n"
+    )
+
+
+def test_nccls_p2p_transport_off_drops_the_nvlink_fabric_from_the_machine() -> None:
+    """NCCL_P2P_DISABLE=1, or NCCL's own channel lines joining GPUs through host memory (SHM), turn off
+    NCCL's P2P transport over NVLink too: an HGX A100 is then priced through host memory (its NVSwitch
+    dropped). Peer-to-peer off for another reason (a GeForce card's PCIe, here --no-p2p given as the
+    PCIe fact) leaves the NVLink fabric in use."""
+    from commsim.calibrate.inference import infer_run
+
+    run = "$ mpirun -np 8 ./build/all_reduce_perf -b 1G -e 1G -g 1"
+    for text in (
+        _eight_a100("$ export NCCL_P2P_DISABLE=1\n" + run),
+        _eight_a100(run, "node1:1000:1000 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct\n"),
+    ):
+        inference = infer_run(parse_nccl_tests(text, "a100.txt"), text)
+        assert analyse(inference.topology, inference.ranks).transport == "shm"
+        assert not inference.topology.devices_of_kind("nvswitch")
+    text = _eight_a100(run)
+    kept = infer_run(parse_nccl_tests(text, "a100.txt"), text, RunOptions(p2p=False))
+    assert analyse(kept.topology, kept.ranks).transport == "nvswitch"
+
+
+def test_a_geforce_pairs_nvlink_bridge_works_without_pcie_peer_to_peer() -> None:
+    """An NVLink-bridged pair of GeForce cards with PCIe peer-to-peer off (a stock driver): the bridge
+    still joins the pair, as NCCL's P2P transport over NVLink, so the box is NVLink to NCCL."""
+    from commsim.topology.machines import bridged_pairs_box
+
+    box = bridged_pairs_box(gpus=2, fabric="nvlink2", links=2, link_bandwidth=25e9, p2p=False)
+    assert not box.peer_to_peer
+    assert analyse(box, tuple(box.gpus)).transport == "nvlink"

@@ -277,21 +277,3 @@ def test_broadcast_streams_at_its_slowest_hop_without_pipeline_fill() -> None:
     ring = predict(Problem(topo, ranks, Collective.ALL_GATHER, 2.0**31)).ring_busbw_Bps
     assert bcast == pytest.approx(450e9 * 20.6 / 25.0, rel=1e-6)
     assert bcast == pytest.approx(ring, rel=1e-9)
-
-
-def test_peer_to_peer_off_on_an_nvswitch_box_stages_through_host_memory() -> None:
-    """NCCL_P2P_DISABLE (or a host whose GPUs cannot map each other's memory) turns off NCCL's P2P
-    transport over NVLink as well as over PCIe: NCCL then joins the GPUs through host memory (SHM).
-    A DGX A100 with peer-to-peer off is analysed as SHM, and its box bandwidth drops from the NVSwitch
-    ring's to the host-memory path's."""
-    from commsim.calibrate.inference import replace_p2p
-    from commsim.nccl.machine import analyse
-    from commsim.nccl.model import NcclModel
-
-    box = get_topology("dgx_a100")
-    off = replace_p2p(box, False)
-    gpus = tuple(box.devices_of_kind("gpu"))
-    assert analyse(box, gpus).transport == "nvswitch" and analyse(off, gpus).transport == "shm"
-    on_Bps = NcclModel.of(box).bandwidths(gpus, Collective.ALL_REDUCE)[1].intra_Bps
-    off_Bps = NcclModel.of(off).bandwidths(gpus, Collective.ALL_REDUCE)[1].intra_Bps
-    assert on_Bps > 200e9 and off_Bps < 30e9

@@ -34,9 +34,11 @@ from commsim.calibrate.infer_settings import (
     infer_nics,
     infer_p2p,
     infer_version,
+    setting,
 )
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.parser_command import ONE_PROCESS
+from commsim.calibrate.settings import RunSettings
 from commsim.errors import TopologyError
 from commsim.hardware import GpuSpec
 from commsim.topology.linkkinds import LINK_KINDS
@@ -83,10 +85,10 @@ class RunOptions:
 
 
 _VERDICT_FACTS = frozenset({"gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes"})
+"""Facts that, when only assumed, make a verdict on the hardware meaningless."""
 _HOST_ONLY_FACTS = frozenset({"p2p", "board"})
 """Facts about the GPUs of one host together: with one rank per host no traffic crosses them (the
 network part of a one-GPU host, its NIC, is a fact of its own)."""
-"""Facts that, when only assumed, make a verdict on the hardware meaningless."""
 
 
 @dataclass(frozen=True)
@@ -201,7 +203,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
         facts["network"] = network
         nics_fact = infer_nics(settings, options.nics_per_node, per_host, host_count)
-        facts["nics_per_node"] = _fit_assumed_nics(nics_fact, str(network.value), per_host, box_gpus, board)
+        facts["nics_per_node"] = _fit_assumed_nics(nics_fact, str(network.value), per_host, host_count, board)
         nic = str(network.value)
         nics = int(facts["nics_per_node"].value)
         if board is not None and board.cls == "nvl72":
@@ -213,6 +215,8 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     facts.update(choices)
     warnings += unmodelled
     box = _box(spec, board, box_source, bool(facts["p2p"].value), nics, nic)
+    if _p2p_transport_off(facts["p2p"], settings):
+        box = _without_fabric(box, warnings)
     topology, gpu_names = _machine(box, boxes, nic, nics)
     rank_gpus = _rank_gpus(gpu_names, layout, board, ranks, per_node, facts)
     _refuse_shared_gpus(log, rank_gpus)
@@ -388,8 +392,9 @@ per host gets their share of those NICs: NCCL uses the NICs near the GPUs it run
 
 
 def _fit_assumed_nics(fact: Fact, nic: str, per_host: int | None, box_gpus: int, board: Board | None) -> Fact:
-    """An assumed NIC count fitted to the modelled box: its GPUs' share of a transport's usual
-    NICs per host, and no more NICs than a fixed board has slots for (a DGX-1 has 4)."""
+    """An assumed NIC count fitted to the modelled host (``box_gpus``: its GPUs; an NVL72 tray's 4): its
+    GPUs' share of a transport's usual NICs per host, and no more NICs than a fixed board has slots
+    for (a DGX-1 has 4)."""
     if not fact.assumed:
         return fact
     value, note = int(fact.value), fact.note
@@ -430,7 +435,7 @@ def _box(
     if given_box is not None:
         return replace_p2p(given_box, p2p) if given_box.peer_to_peer != p2p else given_box
     assert board is not None and spec is not None, "a board is only chosen for a known GPU"
-    return replace_p2p(build_box(spec, board, p2p, nics, nic), p2p)  # off on a fabric too: SHM
+    return build_box(spec, board, p2p, nics, nic)
 
 
 def _machine(box: Topology, boxes: int, nic: str | None, nics: int) -> tuple[Topology, list[list[str]]]:
@@ -535,6 +540,50 @@ def _rack_gpus(
     value = f"{racks} x {base}{'+' if extra else ''} hosts"
     facts["racks"] = Fact("racks", value, (), assumed=True, note=note)
     return tuple(out[:ranks])
+
+
+def _p2p_transport_off(p2p: Fact, settings: RunSettings) -> bool:
+    """Whether NCCL's whole P2P transport is off, over NVLink and xGMI too: NCCL_P2P_DISABLE=1, or
+    NCCL's own channel lines joining GPUs of a host through host memory (SHM). Peer-to-peer off for
+    any other reason (a GeForce card's PCIe, an ``nvidia-smi topo -p2p`` matrix) leaves a GPU fabric
+    (NVLink bridges, NVSwitch, xGMI) in use."""
+    if p2p.value or p2p.assumed:
+        return False
+    disabled = setting(settings, "NCCL_P2P_DISABLE")
+    return (disabled is not None and str(disabled.value).strip() == "1") or any(
+        e.source == "NCCL INFO channel line" for e in p2p.evidence
+    )
+
+
+def _without_fabric(box: Topology, warnings: list[str]) -> Topology:
+    """``box`` without its GPU-to-GPU fabric (NCCL's P2P transport is off, so NCCL stages every byte
+    between its GPUs through host memory), when its GPUs reach host memory; else ``box`` as it is,
+    with a warning (an NVL72 rack is modelled without its Grace CPUs)."""
+    from commsim.nccl.machine import GPU_FABRICS
+
+    switches = set(box.devices_of_kind("nvswitch"))
+    links = [
+        p
+        for p in box.physical_links
+        if LINK_KINDS[p.kind].family not in GPU_FABRICS and not {p.a, p.b} & switches
+    ]
+    if len(links) == len(box.physical_links):
+        return replace_p2p(box, False)  # no fabric: a PCIe box with peer-to-peer off
+    note = " NCCL's P2P transport off: its GPUs join through host memory, not their fabric."
+    devices = [d for d in box.devices if d.name not in switches]
+    try:
+        bare = Topology(box.name, devices, links, box.kind_overrides, box.description + note, False, box.nccl)
+        cpus = bare.devices_of_kind("cpu")
+        if cpus and all(any(bare.route(g, c) for c in cpus) for g in bare.gpus):
+            return bare
+    except TopologyError:
+        pass
+    warnings.append(
+        "NCCL's P2P transport is off, so NCCL stages data between the GPUs of a host through host "
+        f"memory, but the model of this machine ({box.name}) has no path from its GPUs to host memory: "
+        "its GPU fabric is kept, so its predictions are faster than the run can be"
+    )
+    return box
 
 
 def replace_p2p(topology: Topology, peer_to_peer: bool) -> Topology:

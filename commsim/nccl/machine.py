@@ -108,8 +108,6 @@ GPU_FABRICS = ("nvlink", "xgmi")
 def _transport(topology: Topology, box_ranks: list[str]) -> str:
     if len(box_ranks) < 2:
         return "none"
-    if not topology.peer_to_peer:  # NCCL_P2P_DISABLE turns off P2P over NVLink and xGMI too
-        return "shm"
     members = set(box_ranks)
     for link in topology.links:
         if link.family not in GPU_FABRICS or link.src not in members:
