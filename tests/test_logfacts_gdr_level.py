@@ -64,3 +64,24 @@ def test_other_settings_still_compare_as_text() -> None:
         ["export NCCL_ALGO=Tree", "h:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring"]
     )
     assert len(settings.warnings) == 1 and settings.env["NCCL_ALGO"].value == "Ring"
+
+
+@pytest.mark.parametrize(
+    ("value", "level"),
+    [
+        ("0x2", "PXB"),
+        ("2abc", "PXB"),
+        ("010", "SYS"),
+        ("08", "LOC"),
+        ("9" * 5000, "SYS"),
+        ("²", "²"),
+        ("pix", "PIX"),
+    ],
+)
+def test_path_levels_are_read_as_nccl_reads_them_and_never_crash(value: str, level: str) -> None:
+    """NCCL reads a value starting with an ASCII digit with ``strtol(value, NULL, 0)``: ``0x2`` is 2
+    (PXB), ``2abc`` is 2, ``010`` is octal 8 (capped to SYS), ``08`` stops at the 8 (0, LOC), a 5000-digit
+    number is capped (SYS); anything else is a name, compared in upper case (``²`` is no digit to C)."""
+    from commsim.calibrate.settings import _path_level
+
+    assert _path_level(value) == level

@@ -483,9 +483,27 @@ _LEVEL_SETTINGS = {"NCCL_NET_GDR_LEVEL", "NCCL_IB_GDR_LEVEL", "NCCL_P2P_LEVEL"}
 
 
 def _path_level(value: str) -> str:
-    """A path level as NCCL reads it: ``"1"`` and ``"PIX"`` are both ``"PIX"``."""
+    """A path level as NCCL reads it: ``"1"`` and ``"PIX"`` are both ``"PIX"``.
+
+    A name is compared as it is; a value starting with an ASCII digit is an old-style number, read
+    as C's ``strtol(value, NULL, 0)`` does (``"0x2"`` is 2, ``"2abc"`` is 2) and capped at 5
+    (``src/graph/paths.cc``).
+    """
     text = value.strip().upper()
-    return _PATH_LEVELS[min(int(text), 5)] if text.isdigit() else text
+    return _PATH_LEVELS[min(_strtol(text), 5)] if text[:1] in "0123456789" and text else text
+
+
+def _strtol(text: str) -> int:
+    """C's ``strtol(text, NULL, 0)`` for a string that starts with an ASCII digit (at most 8 digits
+    are read: anything larger is capped by the caller anyway)."""
+    hexadecimal = re.match(r"0X([0-9A-F]{1,8})", text)
+    if hexadecimal:
+        return int(hexadecimal.group(1), 16)
+    if text.startswith("0"):
+        octal = re.match(r"0([0-7]{0,8})", text)
+        return int(octal.group(1) or "0", 8) if octal else 0
+    decimal = re.match(r"[0-9]{1,8}", text)
+    return int(decimal.group(0)) if decimal else 0
 
 
 def _same(a: Any, b: Any, fact: str = "") -> bool:
