@@ -50,6 +50,10 @@ BARE = "./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8\n#\n" + _TABLE
         ("srun -n 16 ./all_reduce_perf -g 1", "srun", None, 1, None, None),
         ("torchrun --nproc_per_node 8 ./all_reduce_perf -g 8", "torchrun", None, 8, None, None),
         ("docker exec box ./all_reduce_perf -g 8", "docker", None, 8, None, None),
+        # an unreadable -G says nothing about the ranks; 'timeout 10s' is one process
+        ("timeout 10s ./all_reduce_perf -g 4 -G abc", None, None, 4, None, 4),
+        # ssh (a word of letters only) is a launcher, not an argument of a wrapper
+        ("timeout 10s ssh node2 ./all_reduce_perf -g 4", "ssh", None, 4, None, None),
     ],
 )
 def test_command_options_and_launcher(

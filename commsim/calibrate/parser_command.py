@@ -52,7 +52,7 @@ _SINGLE_PROCESS = {
 """Wrappers that run the binary in their own single process (their options may follow them)."""
 _SHELL_END = {"|", "||", "&&", ";", "&", ">", ">>", "2>&1", "<"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_WRAPPER_ARGUMENT = re.compile(r"^-|^[\d.,:smh-]+$")  # an option or a number/CPU list/duration
+_WRAPPER_ARGUMENT = re.compile(r"^-|^\d[\d.,:-]*[smhd]?$")  # an option, a number, a CPU list, a duration
 
 
 @dataclass(frozen=True)
@@ -87,14 +87,10 @@ class TestsCommand:
     @property
     def one_process_ranks(self) -> int | None:
         """Ranks of a bare command that sets ``-g`` or ``-t``: ``t x g`` in one process; else None."""
-        if self.launcher is not None or self.unknown or (self.gpus is None and self.threads is None):
+        unreadable = {"threads", "gpus"} & set(self.unknown)  # an unreadable -G says nothing of ranks
+        if self.launcher is not None or unreadable or (self.gpus is None and self.threads is None):
             return None
         return (self.threads or 1) * (self.gpus or 1)
-
-    def options_text(self) -> str:
-        """``-t 1 -g 8`` for the options given (for messages)."""
-        given = [("-t", self.threads), ("-g", self.gpus)]
-        return " ".join(f"{flag} {value}" for flag, value in given if value is not None)
 
 
 def _tokens(text: str) -> list[str]:
