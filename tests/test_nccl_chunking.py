@@ -111,3 +111,22 @@ def test_explain_names_the_fill_of_the_chosen_call() -> None:
         in text
     )
     assert "NCCL chooses without it" in text
+
+
+def test_the_fill_counts_beyond_the_scaled_latency() -> None:
+    """With latency_scale 2 the table's latency doubles, and the fill is what the pipeline adds beyond
+    that doubled latency: the chosen call's time is kernel + 2 x latency + size / algbw + fill, with the
+    fill computed against 2 x latency."""
+    topo = get_topology("cluster", box="hgx_h100", nodes=2, nic="ib_ndr")
+    gpus = tuple(topo.devices_of_kind("gpu"))
+    params = NcclParams(latency_scale=2.0)
+    problem = Problem(topo, gpus, Collective.ALL_REDUCE, 256.0 * MiB)
+    prediction = NcclModel.of(topo, params).predict(problem)
+    chosen = prediction.chosen
+    assert chosen.algorithm == "nvls_tree"
+    fill = fill_s(
+        "nvls_tree", prediction.machine, problem.nbytes, chosen.algbw_Bps, 2 * chosen.latency_s, None
+    )
+    assert fill > 0 and chosen.fill_s == pytest.approx(fill, rel=1e-12)
+    bare = params.kernel_s + 2 * chosen.latency_s + problem.nbytes / chosen.algbw_Bps
+    assert chosen.time_s == pytest.approx(bare + fill, rel=1e-12)

@@ -211,7 +211,7 @@ def transport_note(transport: str | None, params: NcclParams) -> str | None:
 
     None for InfiniBand (NCCL's ``hwLat`` NET row is made for it), for no network, and for a
     transport whose overhead ``params`` sets (a calibration). Otherwise a sentence for the user:
-    the one log a default overhead was fitted on, or that there is none and NCCL's table stands in.
+    the development logs a default overhead is derived from, or that there is none and NCCL's table stands in.
     """
     if transport in (None, "ib") or transport in params.transport_latency_s:
         return None
@@ -220,10 +220,10 @@ def transport_note(transport: str | None, params: NcclParams) -> str | None:
     if transport in DEFAULT_TRANSPORT_LATENCY_s:
         logs = TRANSPORT_OVERHEAD_LOGS[transport]
         overhead = DEFAULT_TRANSPORT_LATENCY_s[transport] * 1e6
-        where = "one development log" if len(logs) == 1 else f"{len(logs)} development logs of other machines"
+        where = "one development log" if len(logs) == 1 else f"the logs of {len(logs)} development machines"
         return (
-            f"the {transport} transport's overhead per network step ({overhead:.0f} us) is fitted on "
-            f"{where} ({', '.join(logs)}), not measured on this machine: {remedy}"
+            f"the {transport} transport's overhead per network step ({overhead:.0f} us) is derived from "
+            f"{where} ({', '.join(logs)}), not from this run: {remedy}"
         )
     if transport == "socket":
         return (

@@ -36,9 +36,14 @@ Nic = Annotated[
     str | None,
     typer.Option(help="Network link kind between hosts, e.g. ib_ndr, roce_400g, efa_v2, tcp_100g."),
 ]
-Gpus = Annotated[int | None, typer.Option(help="Total ranks of the run (when the log does not show them).")]
-Nodes = Annotated[int | None, typer.Option(help="Hosts the run spans.")]
-GpusPerNode = Annotated[int | None, typer.Option("--gpus-per-node", help="Ranks per host.")]
+Gpus = Annotated[
+    int | None,
+    typer.Option(help="Total ranks of the run (wins over the log; without it, --nodes x --gpus-per-node)."),
+]
+Nodes = Annotated[int | None, typer.Option(help="Hosts the run spans (wins over the log).")]
+GpusPerNode = Annotated[
+    int | None, typer.Option("--gpus-per-node", help="Ranks per host (wins over the log).")
+]
 NicsPerNode = Annotated[int | None, typer.Option("--nics-per-node", help="NICs per host that carry traffic.")]
 Gpu = Annotated[str | None, typer.Option(help="GPU model, e.g. 'H100 SXM' or 'MI300X' (see commsim gpus).")]
 P2p = Annotated[

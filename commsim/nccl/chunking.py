@@ -14,7 +14,8 @@ to 2.28; ``src/transport/nvls.cc``):
 
 - chunk: NVLS at most 128 KiB (``NCCL_NVLS_CHUNKSIZE``), down to 64, 32 and
   16 KiB when the buffer is under 64, 8 and 2 x (concurrent operations x
-  chunk); NVLS-tree from 128 KiB (64 KiB from 4 nodes on, 2.19.3+), down to
+  chunk); NVLS-tree from 128 KiB (64 KiB from 4 nodes on, 2.19.3+: the model
+  reads a release as major.minor, so from 2.19), down to
   256, 128, 64 and 32 KiB under 32, 16, 4 and 1 x (operations x chunk);
 - concurrent operations: NVLS channels x NVLS heads (one head per GPU of a
   node); NVLS channels 16 (``NVLS_NCHANNELS``), from 2.27 24 for Blackwell
