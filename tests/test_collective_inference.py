@@ -53,8 +53,13 @@ def _log(
     ranks: int | None = 8,
     algbw_factor: float = 1.0,
     busbw_off: dict[int, float] | None = None,
+    wrong: tuple[str, str] = ("0", "0"),
 ) -> str:
-    """A table with busbw = algbw x ``factor``; ``busbw_off`` adds GB/s to a row's printed busbw."""
+    """A table with busbw = algbw x ``factor``; ``busbw_off`` adds GB/s to a row's printed busbw.
+
+    ``wrong`` is what the out-of-place and in-place ``#wrong`` columns print: ``0`` when checked,
+    ``N/A`` in place for send_recv and all_to_all, ``N/A`` in both with ``-c 0``.
+    """
     columns = (
         "size count type" + (" redop" if redop is not None else "") + (" root" if root is not None else "")
     )
@@ -66,13 +71,13 @@ def _log(
     for index, (nbytes, us) in enumerate(zip(SIZES, TIMES_US, strict=True)):
         algbw = nbytes / us / 1e3 * algbw_factor
         busbw = algbw * factor + (busbw_off or {}).get(index, 0.0)
-        cell = f"{us:.2f} {algbw:.2f} {busbw:.2f} 0"
+        cells = [f"{us:.2f} {algbw:.2f} {busbw:.2f} {w}" for w in wrong]
         head = (
             f"{nbytes} {nbytes // 4} float"
             + (f" {redop}" if redop else "")
             + (f" {root}" if root is not None else "")
         )
-        lines.append(f"{head} {cell} {cell}")
+        lines.append(f"{head} {cells[0]} {cells[1]}")
     return "\n".join(lines) + "\n"
 
 
@@ -172,8 +177,12 @@ def test_collectives_in_file_names(name: str, expected: list[str]) -> None:
 def test_an_unambiguous_table_names_the_collective(
     factor: float, redop: str, root: int, expected: str, sentence: str
 ) -> None:
-    """8 ranks: 2(n-1)/n = 1.75 and (n-1)/n = 0.875 are told apart from 1 and from each other."""
-    log = parse_nccl_tests(_log(factor, redop, root), "run.txt")
+    """8 ranks: 2(n-1)/n = 1.75 and (n-1)/n = 0.875 are told apart from 1 and from each other.
+
+    send_recv prints N/A in place (its in-place result is not checked); the others a count.
+    """
+    wrong = ("0", "N/A") if expected == "send_recv" else ("0", "0")
+    log = parse_nccl_tests(_log(factor, redop, root, wrong=wrong), "run.txt")
     assert log.collective == expected
     (evidence,) = log.collective_evidence
     assert (evidence.source, evidence.value, evidence.line, evidence.text) == (
@@ -203,7 +212,8 @@ def test_hypercube_is_told_by_its_factor_of_one_without_a_reduction() -> None:
 def test_an_ambiguous_table_is_refused_naming_the_candidates(
     tmp_path: Path, factor: float, redop: str, root: int, ranks: int, candidates: tuple[str, str]
 ) -> None:
-    path = _write(tmp_path, "run.txt", _log(factor, redop, root, ranks))
+    """Run with ``-c 0`` (N/A in both #wrong columns): the in-place column says nothing."""
+    path = _write(tmp_path, "run.txt", _log(factor, redop, root, ranks, wrong=("N/A", "N/A")))
     log = load_nccl_tests(path)
     assert log.collective is None
     assert [(e.source, e.value) for e in log.collective_evidence] == [
@@ -216,6 +226,27 @@ def test_an_ambiguous_table_is_refused_naming_the_candidates(
     assert not any("collective=" in w for w in log.warnings)
     with pytest.raises(ParseError, match=f"give --collective {first} or --collective {second}$"):
         validate_file(path)
+
+
+@pytest.mark.parametrize(
+    ("factor", "redop", "ranks", "wrong", "expected"),
+    [
+        (1.0, "sum", 2, ("0", "0"), "all_reduce"),  # 2(n-1)/n = 1 at n = 2, and its in-place is checked
+        (1.0, "sum", 2, ("0", "N/A"), "send_recv"),
+        (0.875, "none", 8, ("0", "0"), "all_gather"),
+        (0.875, "none", 8, ("0", "N/A"), "all_to_all"),
+    ],
+)
+def test_the_in_place_wrong_column_tells_send_recv_and_all_to_all_apart(
+    factor: float, redop: str, ranks: int, wrong: tuple[str, str], expected: str
+) -> None:
+    """nccl-tests' sendrecv.cu and alltoall.cu set ``reportErrors = in_place ? 0 : 1``: common.cu then
+    prints N/A in place; every other test prints the count. The evidence text says so."""
+    log = parse_nccl_tests(_log(factor, redop, -1, ranks, wrong=wrong), "run.txt")
+    assert log.collective == expected
+    text = str(log.collective_evidence[0].text)
+    said = "in-place #wrong N/A" if wrong[1] == "N/A" else "in-place #wrong counted"
+    assert said in text and f": only {expected} fits" in text
 
 
 def test_without_a_device_list_only_what_no_rank_count_explains_is_ruled_out() -> None:
@@ -251,7 +282,7 @@ def test_p1_allreduce_in_the_file_name_is_all_reduce_not_reduce(tmp_path: Path) 
 
 
 def test_the_file_name_picks_among_what_the_table_allows(tmp_path: Path) -> None:
-    path = _write(tmp_path, "b200_alltoall_16gpu.txt", _log(0.875, "none", -1))
+    path = _write(tmp_path, "b200_alltoall_16gpu.txt", _log(0.875, "none", -1, wrong=("N/A", "N/A")))
     report = validate_file(path)
     assert report.collective == "all_to_all"
     fact = report.inference.facts["collective"]
@@ -265,7 +296,9 @@ def test_a_file_name_the_table_rules_out_is_not_used(tmp_path: Path) -> None:
     report = validate_file(path)
     assert report.collective == "all_reduce"
     assert any(w.startswith("the file name names reduce but busbw/algbw 1.75") for w in report.log.warnings)
-    ambiguous = _write(tmp_path, "gather_run.txt", _log(0.875, "none", -1))  # all_gather or all_to_all
+    ambiguous = _write(  # all_gather or all_to_all (-c 0: no #wrong counts)
+        tmp_path, "gather_run.txt", _log(0.875, "none", -1, wrong=("N/A", "N/A"))
+    )
     with pytest.raises(
         ParseError, match="names gather, which the table rules out; give --collective all_gather or"
     ):
@@ -273,13 +306,13 @@ def test_a_file_name_the_table_rules_out_is_not_used(tmp_path: Path) -> None:
 
 
 def test_a_file_name_alone_is_an_assumption(tmp_path: Path) -> None:
-    """Rows of 0.00 GB/s and no redop/root columns: the table rules nothing out; the name decides."""
+    """Rows of 0.00 GB/s, no redop/root columns, ``-c 0``: the table rules nothing out; the name decides."""
     rows = [
         "# Using devices",
         *_devices(2),
         "#  size count type time algbw busbw #wrong time algbw busbw #wrong",
     ]
-    rows += [f"{n} {n // 4} float 20.00 0.00 0.00 0 20.00 0.00 0.00 0" for n in (8, 16, 32)]
+    rows += [f"{n} {n // 4} float 20.00 0.00 0.00 N/A 20.00 0.00 0.00 N/A" for n in (8, 16, 32)]
     path = _write(tmp_path, "a10_allreduce.txt", "\n".join(rows) + "\n")
     report = validate_file(path)
     fact = report.inference.facts["collective"]

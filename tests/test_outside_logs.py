@@ -35,13 +35,13 @@ REFUSED_PLAIN = {
     "43_H100-GKE-A3High-2node-allgather-TCPX-nodevices-indented.txt": "give --gpu ",
     "46_A100-NVLink-8gpu-sendrecv-g8-nodevices.txt": "give --gpu ",
     "51_H100-p5-EKS-2node-16gpu-EFA-tagoutput-nodevices.txt": "give --gpu ",
-    "53_RTX4090-2gpu-container-g2-SHM-busyGPUs.txt": "give --collective all_reduce or --collective send_recv",
     "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt": "give --gpu ",
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46 and 51 are rccl-tests or nccl-tests tables pasted without
-their ``# Rank .. device`` lines (no GPU named); 17 and 53 name no binary and their two ranks'
-busbw/algbw of 1 fit both all_reduce and send_recv; 20 names its GPUs only as 'NVIDIA Graphics
+their ``# Rank .. device`` lines (no GPU named); 17 names no binary, its two ranks' busbw/algbw of
+1 fit both all_reduce and send_recv and its page kept no in-place ``#wrong`` column to tell them
+apart (53, alike but with that column, is all_reduce by it); 20 names its GPUs only as 'NVIDIA Graphics
 Device', and 23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 60's 'NVIDIA RTX 6000D' is not in the
 catalogue; 33 runs two ranks on one GPU, which the model does not describe; 37's only result row
 starts with '#'."""

@@ -205,8 +205,6 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=8, nic="efa_v2", nics_per_node=32),
         None,
     ),
-    # the script's section "运行 all_reduce 测试" (run the all_reduce test)
-    "53_RTX4090-2gpu-container-g2-SHM-busyGPUs.txt": (RunOptions(), "all_reduce"),
     # a comment of the issue: NDR 400 Gb/s InfiniBand (ConnectX-7, Quantum-2), 8 HCAs per node
     "55_H100-2node-16gpu-IB-NDR-srunlabel-default.txt": (RunOptions(nic="ib_ndr", nics_per_node=8), None),
     # the same machines, and the page sets NCCL_ALGO=RING

@@ -24,6 +24,15 @@ reduce pass no operation and print ``none``.) With the number of ranks
 ``n`` known, the factor, the reduction and the root leave one collective in
 most cases; :func:`table_fit` says which collectives fit and why.
 
+The in-place ``#wrong`` column tells send_recv and all_to_all from the
+rest: their ``InitData`` sets ``args->reportErrors = in_place ? 0 : 1``
+("We don't support in-place sendrecv", nccl-tests ``src/sendrecv.cu``,
+``src/alltoall.cu``) and ``BenchTime`` (``src/common.cu``) then prints
+``N/A`` instead of the count. So a table whose out-of-place ``#wrong`` is a
+number and in-place ``#wrong`` is ``N/A`` on every row is one of those two;
+a number in the in-place column rules both out. (With ``-c 0`` both columns
+print ``N/A``: no evidence.)
+
 A file name is weaker evidence: :func:`collectives_in_name` reads every
 spelling people and nccl-tests binaries use (``all_reduce``, ``allreduce``,
 ``all-reduce``, ``AllReduce``, ``bcast`` ...) as whole words, the longest
@@ -53,6 +62,7 @@ __all__ = [
     "BINARY",
     "FILE_NAME",
     "GIVEN",
+    "NO_IN_PLACE_CHECK",
     "REDUCING",
     "ROOTED",
     "TABLE",
@@ -60,8 +70,12 @@ __all__ = [
     "TableFit",
     "collectives_in_name",
     "decide_collective",
+    "in_place_checked",
     "table_fit",
 ]
+
+NO_IN_PLACE_CHECK = frozenset({"send_recv", "all_to_all"})
+"""Collectives whose nccl-tests print ``N/A`` in the in-place ``#wrong`` column (no in-place check)."""
 
 REDUCING = frozenset({"all_reduce", "reduce_scatter", "reduce", "send_recv"})
 """Collectives whose rows name a reduction (``sum`` ...) in the ``redop`` column; others print ``none``."""
@@ -181,21 +195,39 @@ def table_fit(
     pairs = informative(measured)
     redops = {row.redop for row in rows if row.redop is not None}
     roots = {row.root for row in rows if row.root is not None}
-    candidates = tuple(
+    fitting = tuple(
         name
         for name in COLLECTIVES
         if _factor_fits(name, pairs, ranks, at_least)
         and _redop_fits(name, redops)
         and _root_fits(name, roots)
     )
+    checked = in_place_checked(rows)
+    candidates = tuple(n for n in fitting if checked is None or checked != (n in NO_IN_PLACE_CHECK))
+    if candidates == fitting:
+        checked = None  # the in-place column decided nothing: left out of the text
     says_nothing = len(candidates) == len(COLLECTIVES)
     if says_nothing:
         return TableFit(candidates, True, None)
     first = min((row.line for row in rows), default=None)
-    text = _describe(pairs, redops, roots, (ranks, at_least, ranks_how), candidates)
+    text = _describe(pairs, (redops, roots, checked), (ranks, at_least, ranks_how), candidates)
     if len(candidates) == 1:
         return TableFit(candidates, False, Evidence(candidates[0], TABLE, first, text))
     return TableFit(candidates, False, Evidence(candidates, TABLE_AMBIGUOUS, first, text))
+
+
+def in_place_checked(rows: Sequence[NcclTestsRow]) -> bool | None:
+    """Whether nccl-tests checked the in-place results, as its ``#wrong`` columns show.
+
+    True when some row prints a count in both ``#wrong`` columns, False when
+    every row with in-place columns prints a count out of place and ``N/A``
+    in place (send_recv, all_to_all), None when the table does not say (no
+    in-place columns, old ``error`` columns, ``-c 0``: both ``N/A``).
+    """
+    in_place = [row for row in rows if row.ip_time_s is not None and row.oop_wrong is not None]
+    if not in_place or any(row.ip_max_error is not None for row in rows):
+        return None
+    return any(row.ip_wrong is not None for row in in_place)
 
 
 def _ratio_bounds(m: Measured) -> tuple[float, float]:
@@ -231,12 +263,12 @@ def _root_fits(name: str, roots: set[int]) -> bool:
 
 def _describe(
     pairs: list[Measured],
-    redops: set[str],
-    roots: set[int],
+    columns: tuple[set[str], set[int], bool | None],
     rank_facts: tuple[int | None, int, str],
     candidates: tuple[str, ...],
 ) -> str:
     """``busbw/algbw 1.75 with 8 ranks (device list), redop sum, root -1: only all_reduce fits``."""
+    redops, roots, checked = columns
     ranks, at_least, ranks_how = rank_facts
     parts = []
     if pairs:
@@ -252,6 +284,12 @@ def _describe(
         parts.append(f"redop {'/'.join(sorted(redops))}")
     if roots:
         parts.append(f"root {'/'.join(map(str, sorted(roots)))}")
+    if checked is not None:
+        parts.append(
+            "in-place #wrong counted (send_recv and all_to_all print N/A there)"
+            if checked
+            else "in-place #wrong N/A (only send_recv and all_to_all skip the in-place check)"
+        )
     facts = ", ".join(parts) or "the table"
     if not candidates:
         return f"{facts}: no collective fits every row"

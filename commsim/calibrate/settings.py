@@ -7,7 +7,8 @@ most trusted first:
 * NCCL's own ``NCCL_DEBUG=INFO`` lines: ``NCCL version 2.26.2+cuda12.8``,
   ``NCCL_ALGO set by environment to Ring``, ``Using network IB``,
   ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE``,
-  ``NET/OFI Selected Provider is efa``, ``via NET/IB/0/GDRDMA``,
+  ``NET/OFI Selected Provider is efa``, ``NET/OFI Setting NCCL_PROTO to "simple"``
+  (the plugin forcing a setting), ``via NET/IB/0/GDRDMA``,
   ``NVLS multicast support is not available on dev 0`` ... (NCCL
   ``src/init.cc``, ``src/transport/net_ib.cc``, ``src/misc/param.cc``;
   aws-ofi-nccl ``src/nccl_ofi_net.c``);
@@ -158,6 +159,7 @@ class _Found:
 _Rule = tuple[str, int, str, re.Pattern[str], Callable[[re.Match[str]], Any]]
 
 _INFO = "NCCL INFO line"
+_PLUGIN = "NET/OFI plugin"
 _OFI_PLATFORM = re.compile(r"NET/OFI Running on (\S+) platform")
 _INTRA_CHANNEL = re.compile(
     r"\bChannel \d+(?:/\d+)? : \d+\[[^\]]*\] -> \d+\[[^\]]*\](?: \[\w+\])? via (P2P|SHM)/"
@@ -286,6 +288,13 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
 
 _ENV_INFO = re.compile(r"\b(NCCL_[A-Z0-9_]+) set (?:by environment )?to (\S.*?)\.?\s*$")
 _ENV_PLUGIN = re.compile(r"Setting (NCCL_[A-Z0-9_]+) environment variable to (\S+)")
+# aws-ofi-nccl forces a setting NCCL then reads: ``NET/OFI Setting NCCL_PROTO to "simple"`` (when LL/LL128
+# are unsafe on the EFA endpoint; src/nccl_ofi_net.c, later src/platform-aws.c configure_nccl_proto) and
+# ``NET/OFI Setting NCCL_NVLSTREE_MAX_CHUNKSIZE to 512KiB`` (1.8-1.9 platform_init).
+_ENV_OFI = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+) to \"?([^\"\s]+)\"?")
+# aws-ofi-nccl before NCCL 2.18.5 sets NCCL_NVLS_ENABLE=0 itself (platform-aws configure_nvls_option):
+# ``NET/OFI Disabling NVLS support due to NCCL version 21803``.
+_OFI_NVLS_OFF = re.compile(r"NET/OFI Disabling NVLS support due to NCCL version")
 _ASSIGNMENT = re.compile(r"^(NCCL_[A-Z0-9_]+)=(.*)$")
 _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 _PROMPT = re.compile(r"^(?:[>$#]\s+|[\w.@:~/-]+[$#]\s+)")
@@ -357,10 +366,12 @@ def _read_line(found: _Found, number: int, text: str) -> None:
             value = value_of(match)
             if value is not None:
                 found.add(fact, rank, Evidence.at(value, source, number, text))
-    for pattern, source in ((_ENV_INFO, _INFO), (_ENV_PLUGIN, "NET/OFI plugin")):
+    for pattern, source in ((_ENV_INFO, _INFO), (_ENV_PLUGIN, _PLUGIN), (_ENV_OFI, _PLUGIN)):
         match = pattern.search(text)
         if match and match.group(1) not in _NOT_SETTINGS:
             found.add(match.group(1), 0, Evidence.at(match.group(2).strip(), source, number, text))
+    if _OFI_NVLS_OFF.search(text):
+        found.add("NCCL_NVLS_ENABLE", 0, Evidence.at("0", _PLUGIN, number, text))
 
 
 def _commands(lines: Sequence[str], first_line: int) -> Iterator[tuple[int, str]]:
