@@ -75,7 +75,8 @@ def _devices_complete(log: NcclTestsLog) -> bool:
 
 def _from_device_list(log: NcclTestsLog, ranks: int, warnings: list[str]) -> Layout | None:
     placement = _placement(log)
-    if not placement or not _devices_complete(log) or len(log.devices) != ranks:
+    hostless = any(not d.host for d in log.devices)  # lines without 'on HOST': hosts unknown
+    if not placement or hostless or not _devices_complete(log) or len(log.devices) != ranks:
         return None
     counts = sorted({len(v) for v in placement.values()})
     if len(counts) > 1:

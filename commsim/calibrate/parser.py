@@ -120,7 +120,9 @@ class Device:
     """One rank of the run and the GPU it used (``#  Rank ... on HOST device ...``).
 
     ``pid`` and ``bus_id`` (as printed, e.g. ``0000:19:00`` or ``0x07``) are
-    None when the format does not print them; ``line`` is the 1-based line
+    None when the format does not print them; ``host`` is ``""`` when the
+    line names none (an edited format without ``on HOST``), ``"node N"``
+    when it notes ``(node N)`` after the model instead; ``line`` is the 1-based line
     of the log that lists it (None in JSON) and takes no part in comparisons.
     """
 

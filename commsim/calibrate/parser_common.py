@@ -328,8 +328,9 @@ def finish_log(
     warnings += _wrong_warnings(data)
     warnings += average_warnings(data)
     warnings += data.settings.warnings
-    complete = _complete(devices, ranks)
-    hosts = list(dict.fromkeys(d.host for d in devices))
+    complete = _complete(devices, ranks) and all(d.host for d in devices)
+    hosts = list(dict.fromkeys(d.host for d in devices if d.host))
+    warnings += _hostless_warnings(devices)
     launch, per_thread = _launch(devices, data.header, command)
     return NcclTestsLog(
         source=data.source,
@@ -378,6 +379,18 @@ def _unique_devices(devices: list[Device], warnings: list[str]) -> list[Device]:
         if seen != device:
             warnings.append(f"rank {device.rank} is listed twice with different devices")
     return sorted(by_rank.values(), key=lambda d: d.rank)
+
+
+def _hostless_warnings(devices: list[Device]) -> list[str]:
+    """A warning when the device lines name no host (an edited format without ``on HOST``)."""
+    lines = [d.line for d in devices if not d.host and d.line is not None]
+    if not lines:
+        return []
+    where = f"lines {min(lines)}-{max(lines)}" if len(lines) > 1 else f"line {lines[0]}"
+    return [
+        f"{where}: the '# Rank .. device ..' lines name no host (no 'on HOST'): the GPU is read "
+        "from them, the number of hosts and ranks per host are not"
+    ]
 
 
 def _complete(devices: list[Device], ranks: int) -> bool:

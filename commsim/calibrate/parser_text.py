@@ -54,9 +54,12 @@ __all__ = ["looks_like_row", "read_text_runs", "split_runs"]
 
 _NCCL_VERSION = re.compile(r"\b[NR]CCL version(?: ?: ?| )(\d+\.\d+\.\d+[^\s,;]*)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
+# "on HOST" is missing from edited logs ("#  Rank  0 Group  0 Pid 221599 device  0 [0000:8f:00] NVIDIA B200"),
+# some of which note the node after the model instead ("... NVIDIA B200 (node 1)").
 _DEVICE = re.compile(
-    r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?\s+on\s+(?P<host>\S+)"
-    r"\s+device\s+(?P<device>\d+)(?:\s+\[(?P<bus>[^\]]*)\])?\s+(?P<model>.*\S)"
+    r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?(?:\s+on\s+(?P<host>\S+))?"
+    r"\s+device\s+(?P<device>\d+)(?:\s+\[(?P<bus>[^\]]*)\])?\s+(?P<model>.*?\S)"
+    r"(?:\s+\(node\s+(?P<node>\d+)\))?\s*$"
 )
 _RUN_HEADER = re.compile(r"^#?\s*nThread\s+\d+")
 _UNITS = re.compile(r"^#\s*\(B\)")
@@ -311,11 +314,11 @@ class _TextReader:
         self.skipped, self.pending, self.in_table = [], None, False
 
     def _device(self, number: int, match: re.Match[str]) -> None:
-        pid = match.group("pid")
+        pid, host, node = match.group("pid", "host", "node")
         self.data.devices.append(
             Device(
                 rank=int(match.group("rank")),
-                host=match.group("host"),
+                host=host or (f"node {node}" if node is not None else ""),
                 device=int(match.group("device")),
                 model=match.group("model"),
                 pid=int(pid) if pid is not None else None,
