@@ -24,7 +24,7 @@ from typing import NamedTuple
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsLog, NcclTestsRow, normalise_collective
 from commsim.calibrate.parser_command import ONE_PROCESS, TestsCommand, command_evidence, read_command
-from commsim.calibrate.settings import RunSettings
+from commsim.calibrate.settings import RunSettings, split_mask
 from commsim.errors import ParseError
 
 __all__ = [
@@ -328,6 +328,7 @@ def finish_log(
     warnings += _wrong_warnings(data)
     warnings += average_warnings(data)
     warnings += data.settings.warnings
+    warnings += split_warnings(data.settings, ranks)
     complete = _complete(devices, ranks) and all(d.host for d in devices)
     hosts = list(dict.fromkeys(d.host for d in devices if d.host))
     warnings += _hostless_warnings(devices)
@@ -379,6 +380,21 @@ def _unique_devices(devices: list[Device], warnings: list[str]) -> list[Device]:
         if seen != device:
             warnings.append(f"rank {device.rank} is listed twice with different devices")
     return sorted(by_rank.values(), key=lambda d: d.rank)
+
+
+def split_warnings(settings: RunSettings, ranks: int) -> list[str]:
+    """What ``NCCL_TESTS_SPLIT_MASK`` does to the run, when the log sets it to split the ranks."""
+    found = split_mask(settings)
+    if found is None:
+        return []
+    mask, seen = found
+    return [
+        f"NCCL_TESTS_SPLIT_MASK={seen.value} ({seen.describe()}): nccl-tests splits the ranks into "
+        f"communicators by color = rank & {mask:#x} (up to {2 ** bin(mask).count('1')} of them) that run "
+        f"the collective at the same time; the model prices one communicator of {ranks} rank(s) "
+        "alone, but the concurrent communicators share the hosts' NICs and links, so the measured "
+        "times are longer than one communicator's"
+    ]
 
 
 def _hostless_warnings(devices: list[Device]) -> list[str]:
@@ -521,7 +537,7 @@ def _resolve_ranks(
     if explicit is not None and explicit < 1:
         raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
     found = _rank_evidence(devices, collective, data) + ([one_process] if one_process else [])
-    chosen = _choose_ranks(explicit, found, data.source)
+    chosen = _choose_ranks(explicit, found, data.source, collective)
     warnings += _rank_disagreements(chosen, found)
     return chosen.value, (chosen, *[e for e in found if e is not chosen])
 
@@ -595,7 +611,9 @@ def _ratio_evidence(collective: str | None, measured: list[Measured]) -> Evidenc
     return Evidence((fits[0], fits[-1]), _AMBIGUOUS, first, f"{described} fit n = {fits[0]}..{fits[-1]}")
 
 
-def _choose_ranks(explicit: int | None, found: list[Evidence], source: str | None) -> Evidence:
+def _choose_ranks(
+    explicit: int | None, found: list[Evidence], source: str | None, collective: str | None = None
+) -> Evidence:
     if explicit is not None:
         return Evidence(explicit, EXACT_SOURCES[0])
     for kind in EXACT_SOURCES[1:]:
@@ -608,15 +626,20 @@ def _choose_ranks(explicit: int | None, found: list[Evidence], source: str | Non
     if best is not None and (ambiguous is None or ambiguous.value[0] <= best.value <= ambiguous.value[1]):
         return best
     raise ParseError(
-        f"cannot tell the number of ranks: {_why_unknown(best, ambiguous)}; pass --gpus N", source=source
+        f"cannot tell the number of ranks: {_why_unknown(best, ambiguous, collective)}; pass --gpus N",
+        source=source,
     )
 
 
-def _why_unknown(best: Evidence | None, ambiguous: Evidence | None) -> str:
+def _why_unknown(best: Evidence | None, ambiguous: Evidence | None, collective: str | None = None) -> str:
     if ambiguous is None:
-        return (
-            "the log has no device list, no run header and no NCCL INFO nranks line, and busbw/algbw "
-            "of its rows does not depend on the number of ranks"
+        head = "the log has no device list, no run header and no NCCL INFO nranks line, and "
+        if collective is not None:
+            return head + f"busbw/algbw of {collective} does not depend on the number of ranks"
+        return head + (
+            "busbw/algbw of its rows does not tell it with the collective unknown (a ratio of 1 fits "
+            "all_reduce of 2 ranks and reduce, broadcast or send_recv of any number; --collective may "
+            "settle it)"
         )
     low, high = ambiguous.value
     bound = f"; at least {best.value} by the {best.source}" if best is not None else ""

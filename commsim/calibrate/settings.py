@@ -40,6 +40,7 @@ __all__ = [
     "inherit_settings",
     "read_json_settings",
     "read_settings",
+    "split_mask",
     "version_in_code_line",
 ]
 
@@ -535,6 +536,31 @@ def _conflicts(fact: str, best: Evidence, ordered: list[Evidence]) -> list[str]:
                 f"{best.value!r}; using {best.value!r}"
             )
     return warnings
+
+
+def split_mask(settings: RunSettings) -> tuple[int, Evidence] | None:
+    """nccl-tests' ``NCCL_TESTS_SPLIT_MASK`` when it splits the ranks, with its evidence.
+
+    nccl-tests (README "Running multiple operations in parallel", ``src/common.cu``)
+    gives each rank the color ``rank & mask`` and splits the ranks into one
+    communicator per color; every communicator runs the collective at the
+    same time. A mask of 0 (or one that is not a number) splits nothing: None.
+
+    Examples
+    --------
+    >>> split_mask(read_settings(["export NCCL_TESTS_SPLIT_MASK=0x7"]))[0]
+    7
+    >>> split_mask(read_settings(["export NCCL_TESTS_SPLIT_MASK=0x0"])) is None
+    True
+    """
+    seen = settings.env.get("NCCL_TESTS_SPLIT_MASK")
+    if seen is None:
+        return None
+    try:
+        mask = int(str(seen.value).strip().strip("\"'"), 0)
+    except ValueError:
+        return None
+    return (mask, seen) if mask > 0 else None
 
 
 def inherit_settings(own: RunSettings, earlier: RunSettings) -> RunSettings:

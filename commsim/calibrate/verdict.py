@@ -18,7 +18,9 @@ causes the log itself shows (:mod:`commsim.calibrate.verdict_evidence`):
 
 Branches, in order: **doubtful run** when the log contradicts itself (a
 size moved faster than the NICs of a host can carry, or in-place and
-out-of-place times disagree wildly); **cannot judge** when a fact the
+out-of-place times disagree wildly); **cannot judge** when the run splits its
+ranks into concurrent communicators (``NCCL_TESTS_SPLIT_MASK``: the model
+prices one alone) or when a fact the
 verdict rests on is only assumed (the options to give are named: a wrong
 guess would blame the user's hardware for the tool's assumption); then
 **above**, **as expected** or **below** by the ratio below.
@@ -49,7 +51,11 @@ datasheet defaults, as ``tools/validation_table.py`` validates them:
   README's known outliers (an 8 MiB row of the 64-GPU H100 run, 3.4x; a
   128 B row of the V100 PCIe run, 15.7x). :data:`NON_MONOTONE_LIMIT` = 1.5
   lies in that gap. Such rows are noted in every judged verdict, and are a
-  cause of a *below* verdict when they are bandwidth-bound.
+  cause of a *below* verdict when they are bandwidth-bound. The same factor
+  marks a persistent step down, noted too: every bandwidth-bound row from
+  some size on below the smaller ones' median busbw by more than it (no
+  development or outside log but the issue-350 gather run, 0.56x from
+  6 GiB on, has one).
 * A NIC counts as slower than stated below :data:`SLOW_NIC` = 0.9 of the
   link kind's rate (NCCL prints the port's active rate: a healthy port
   prints the full rate); a size is faster than its network can carry above
@@ -69,6 +75,7 @@ from typing import TYPE_CHECKING
 from commsim.calibrate import verdict_evidence as signs
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import NcclTestsRow
+from commsim.calibrate.settings import split_mask
 from commsim.errors import CommsimError
 
 if TYPE_CHECKING:
@@ -185,10 +192,14 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     )
     doubts = tuple(_doubts(validation, lines))
     notes = tuple(_non_monotone(log.rows, len(validation.inference.ranks), large_only=False))
+    notes += tuple(_step_down(log.rows))
     if doubts:
         text_ = "doubtful run: the log contradicts itself: " + "; ".join(doubts)
         text_ += "; its figures should not be trusted (measure again)"
         return Verdict("doubtful", ratio, (), doubts, notes, text_)
+    split = _split_text(validation, ratio)
+    if split:
+        return Verdict("cannot_judge", ratio, (), (), notes, split)
     assumed = validation.inference.assumed
     if assumed:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
@@ -214,6 +225,26 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     p2p_off = p2p is not None and not p2p.assumed and not p2p.value and _hosts_share(validation)
     text_ = _below_text(ratio, causes, lines, has_matrix, p2p_off)
     return Verdict("below", ratio, causes, (), notes, text_ + miss)
+
+
+def _split_text(validation: Validation, ratio: float) -> str | None:
+    """The verdict on a run whose ranks ``NCCL_TESTS_SPLIT_MASK`` splits into concurrent communicators.
+
+    The model prices one communicator alone; how much the others slow it
+    depends on which NICs and links they share, which the model does not
+    describe, so no cause (channels, NICs) is blamed for the difference.
+    """
+    found = split_mask(validation.log.settings)
+    if found is None:
+        return None
+    mask, seen = found
+    ranks = len(validation.inference.ranks)
+    return (
+        f"cannot judge: NCCL_TESTS_SPLIT_MASK={seen.value} ({seen.describe()}) splits the ranks into "
+        f"concurrent communicators (color = rank & {mask:#x}) that share the hosts' NICs and links; "
+        f"the model prices one communicator of {ranks} rank(s) alone, and measured busbw at large sizes "
+        f"is {ratio:.2f}x its figure"
+    )
 
 
 def _hosts_share(validation: Validation) -> bool:
@@ -490,6 +521,37 @@ def _non_monotone(rows: Sequence[NcclTestsRow], ranks: int, *, large_only: bool)
                 )
                 break
     return out[:3]
+
+
+def _step_down(rows: Sequence[NcclTestsRow]) -> list[str]:
+    """A persistent step down at large sizes: every row from some size on is slower than the smaller ones.
+
+    Among bandwidth-bound rows (out-of-place busbw), the first row whose busbw
+    is under the median of the rows before it by more than
+    :data:`NON_MONOTONE_LIMIT`, when every larger row stays that low too (at
+    least two rows after the step): bandwidth grows or holds with size in
+    nccl-tests, so this is the run (memory, a link, a switch) changing at
+    that size, not noise in one row. Single disturbed rows are
+    :func:`_non_monotone`'s.
+    """
+    big = [r for r in rows if r.nbytes >= _BANDWIDTH_BOUND and r.oop_busbw_Bps > 0]
+    for k in range(2, len(big) - 1):
+        before = statistics.median(r.oop_busbw_Bps for r in big[:k])
+        after = big[k:]
+        if all(r.oop_busbw_Bps * NON_MONOTONE_LIMIT < before for r in after):
+            level = statistics.median(r.oop_busbw_Bps for r in after)
+            first, last = after[0], after[-1]
+            return [
+                f"from {_size(first.nbytes)} on ({len(after)} rows, lines {first.line}-{last.line}) busbw "
+                f"drops to {level / before:.2f}x that of the smaller sizes ({_gbps_bytes(level)} against "
+                f"{_gbps_bytes(before)} out-of-place): a step between the {_size(big[k - 1].nbytes)} and "
+                f"{_size(first.nbytes)} rows that the model does not have"
+            ]
+    return []
+
+
+def _gbps_bytes(bytes_per_s: float) -> str:
+    return f"{bytes_per_s / 1e9:.3g} GB/s"
 
 
 def _where(evidence: Evidence) -> str:
