@@ -6,7 +6,8 @@ chunks, send chunk j straight to rank j which sums it, then rank j sends the
 sum straight to everyone. Every pair of ranks talks directly, so on a fully
 connected machine or a non-blocking switch all links are busy in both
 directions, and there are only two latency steps: the choice for small
-messages. The other collectives are their one-step direct forms.
+messages. The other collectives are their one-step direct forms; scatter
+is gather reversed (the root sends slice r of its buffer to rank r).
 """
 
 from __future__ import annotations
@@ -52,6 +53,20 @@ def _fan_out(
                 builder.send(owner, r, j, step=step, kinds=problem.kinds, deps=(deps_of or {}).get(j, ()))
 
 
+def _scatter(builder: ScheduleBuilder, problem: Problem) -> None:
+    """Gather reversed: slice r of the root's buffer (``nbytes / n``) goes straight to rank r.
+
+    Chunk r is the root's slice for rank r (owner the root, target r); the
+    root's own slice stays where it is.
+    """
+    ranks, root, piece = problem.ranks, problem.root, problem.nbytes / problem.n
+    for r in range(problem.n):
+        builder.chunk(piece, owner=root, target=r, offset=r * piece)
+    for r in range(problem.n):
+        if r != root:
+            builder.send(ranks[root], ranks[r], r, kinds=problem.kinds)
+
+
 @register
 class Direct(Algorithm):
     """Straight sends between every pair: two steps for all-reduce, one for the others.
@@ -65,7 +80,7 @@ class Direct(Algorithm):
     name = "direct"
     summary = "pieces go straight to their destination: two-shot all-reduce, one-step others"
     reference = "SEED_FACTS.md section 4 (tree all-reduce on 4 fully connected GPUs)"
-    collectives = frozenset(Collective) - {Collective.SCATTER, Collective.SEND_RECV}
+    collectives = frozenset(Collective) - {Collective.SEND_RECV}
     Params = NoParams
 
     def plan(self, problem: Problem) -> Schedule:
@@ -91,6 +106,8 @@ class Direct(Algorithm):
             src_idx, dst_idx = np.divmod(np.arange(n * n, dtype=np.int64), n)
             moving = src_idx != dst_idx
             builder.sends(src_idx[moving], dst_idx[moving], np.flatnonzero(moving), kinds=problem.kinds)
+        elif coll is Collective.SCATTER:
+            _scatter(builder, problem)
         else:
             per_rank = coll is Collective.GATHER
             for j in range(n if per_rank else 1):
@@ -121,7 +138,7 @@ class Direct(Algorithm):
             steps = 2 if coll is Collective.ALL_REDUCE else 1
             return steps * phase_time(topo, ((a, b, piece) for a, b in pairs), kinds)
         root = ranks[problem.root]
-        size = piece if coll is Collective.GATHER else problem.nbytes
-        if coll is Collective.BROADCAST:
+        size = piece if coll in (Collective.GATHER, Collective.SCATTER) else problem.nbytes
+        if coll in (Collective.BROADCAST, Collective.SCATTER):
             return phase_time(topo, ((root, r, size) for r in ranks if r != root), kinds)
         return phase_time(topo, ((r, root, size) for r in ranks if r != root), kinds)

@@ -74,6 +74,7 @@ class Nccl(Algorithm):
             Collective.REDUCE,
             Collective.ALL_TO_ALL,
             Collective.GATHER,
+            Collective.SCATTER,
         }
     )
     Params = NcclAlgorithmParams
