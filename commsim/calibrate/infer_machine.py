@@ -3,8 +3,8 @@
 The GPU comes from ``--gpu`` or the device list, looked up in the catalogue
 (:mod:`commsim.hardware`). The board is the machine class the GPU ships on
 that holds the run's GPUs per host (:data:`HOST_GPUS`): an 8-GPU NVSwitch
-baseboard, a 4-GPU NVLink mesh, a DGX-1 cube mesh, a GB200/GB300 NVL72
-rack, an AMD 8-GPU xGMI mesh, NVLink-bridged PCIe pairs or a plain PCIe
+baseboard, the 16-GPU DGX-2 / HGX-2 NVSwitch machine, a 4-GPU NVLink mesh,
+a DGX-1 cube mesh, a GB200/GB300 NVL72 rack, an AMD 8-GPU xGMI mesh, NVLink-bridged PCIe pairs or a plain PCIe
 server. When the GPU ships on several boards that could hold the run, the
 choice is an assumption and the report says so.
 """
@@ -25,6 +25,7 @@ __all__ = ["HOST_GPUS", "Board", "board_for", "build_box", "infer_gpu"]
 
 HOST_GPUS: dict[str, int] = {
     "nvswitch8": 8,
+    "nvswitch16": 16,
     "nvlink_mesh4": 4,
     "dgx1_cube": 8,
     "nvl72": 4,
@@ -38,6 +39,9 @@ NVL72_DOMAIN = 72
 
 _FLEXIBLE = ("bridged_pairs", "pcie")
 """Board classes of any size."""
+
+_SWITCH_BOARDS = ("nvswitch8", "nvswitch16")
+"""Board classes whose GPUs are all ports of one NVLink switch (which of them a run uses does not matter)."""
 
 
 def _classes(spec: GpuSpec) -> list[str]:
@@ -136,15 +140,13 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
     fits = [(c, g) for c, g in fixed if g >= need]
     flexible = [c for c in classes if c in _FLEXIBLE]
     if fits:
-        cls, gpus = fits[0]  # the catalogue lists a GPU's usual board first
-        others = [c for c, _ in fits if c != cls] + flexible
-        assumed = bool(others) or gpus != per_node
-        note = f"{spec.name} ships on {', '.join(classes)}; {per_node} GPU(s) per host"
-        if gpus != per_node:
-            note += f" used of the board's {gpus}"
-        if others:
-            note += f"; it could also be {', '.join(others)}"
-        return Board(cls, gpus, Fact("board", cls, (), assumed=assumed, option="--topology", note=note))
+        return _fixed_board(spec, classes, fits, flexible, per_node)
+    if not spec.boards:
+        note = (
+            f"the catalogue names no board for {spec.name} (a {spec.form} card); modelled as a PCIe "
+            f"server of {need} GPU(s), its GPUs joined over PCIe only"
+        )
+        return Board("pcie", need, Fact("board", "pcie", (), assumed=True, option="--topology", note=note))
     if flexible:
         cls = flexible[0]
         note = f"{spec.name} is a {spec.form} card: a {cls} server of {need} GPU(s)"
@@ -155,6 +157,27 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
         f"{per_node} GPUs per host, but {spec.name} ships on boards of at most "
         f"{max(g for _, g in fixed)} GPUs ({', '.join(classes)}); give --gpus-per-node or --topology"
     )
+
+
+def _fixed_board(
+    spec: GpuSpec, classes: list[str], fits: list[tuple[str, int]], flexible: list[str], per_node: int
+) -> Board:
+    """The first board of a fixed size that holds the run (the catalogue lists a GPU's usual board
+    first); assumed when another could, or when the run uses part of it, unless every GPU of it is a
+    port of one NVLink switch and the GPU ships on no other board."""
+    cls, gpus = fits[0]
+    others = [c for c, _ in fits if c != cls] + flexible
+    only_home = len(classes) == 1 and cls in _SWITCH_BOARDS
+    assumed = bool(others) or (gpus != per_node and not only_home)
+    where = f"{'only ' if only_home else ''}on {', '.join(classes)}"
+    note = f"{spec.name} ships {where}; {per_node} GPU(s) per host"
+    if gpus != per_node:
+        note += f" used of the board's {gpus}"
+        if only_home:
+            note += ", every one a port of the same NVLink switch"
+    if others:
+        note += f"; it could also be {', '.join(others)}"
+    return Board(cls, gpus, Fact("board", cls, (), assumed=assumed, option="--topology", note=note))
 
 
 def build_box(spec: GpuSpec, board: Board, p2p: bool, nics: int, nic: str | None) -> Topology:
@@ -174,6 +197,8 @@ def build_box(spec: GpuSpec, board: Board, p2p: bool, nics: int, nic: str | None
     }
     if board.cls == "nvswitch8":
         return machines.nvswitch_box(gpus=8, **fabric, **common)
+    if board.cls == "nvswitch16":  # DGX-2: two Xeon 8168 (Skylake, UPI), 2 GPUs and a NIC per PCIe switch
+        return machines.nvswitch_box(gpus=16, gpus_per_switch=2, inter_socket="upi", **fabric, **common)
     if board.cls == "nvlink_mesh4":
         return machines.nvlink_mesh_box(gpus=4, **fabric, **common)
     if board.cls == "xgmi8":

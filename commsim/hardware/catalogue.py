@@ -76,8 +76,8 @@ class Board:
     Attributes
     ----------
     machine_class : str
-        One of ``nvswitch8``, ``nvlink_mesh4``, ``dgx1_cube``, ``nvl72``,
-        ``nvl_superchip``, ``xgmi8``, ``bridged_pairs``, ``pcie``.
+        One of ``nvswitch8``, ``nvswitch16`` (DGX-2 / HGX-2), ``nvlink_mesh4``,
+        ``dgx1_cube``, ``nvl72``, ``nvl_superchip``, ``xgmi8``, ``bridged_pairs``, ``pcie``.
     gpus : int
         GPUs in one such machine (72 for a whole NVL72 rack).
     """

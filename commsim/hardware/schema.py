@@ -33,6 +33,7 @@ FORMS = ("sxm", "pcie", "oam", "superchip", "nvl")
 FABRICS = ("nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "xgmi_gpu")
 BOARD_CLASSES = (
     "nvswitch8",
+    "nvswitch16",
     "nvlink_mesh4",
     "dgx1_cube",
     "nvl72",
