@@ -28,8 +28,10 @@ __all__ = ["calibrate", "validate"]
 LogTopology = Annotated[
     str | None,
     typer.Option(
-        help="Machine of one host: a shipped name, a builder, a topology YAML or an nvidia-smi topo -m file "
-        "(default: inferred from the log)."
+        help="Machine of one host: a shipped name, a builder (with its defaults), a topology YAML or an "
+        "nvidia-smi topo -m file (default: inferred from the log). The YAML describes a machine or names a "
+        "builder with its fields, e.g. 'builder: nvswitch_box' and 'gpus: 16' on two lines (--gpus is "
+        "the run's rank count here, not a builder's)."
     ),
 ]
 Nic = Annotated[

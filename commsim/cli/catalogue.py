@@ -74,7 +74,12 @@ def topo_list() -> None:
     """List shipped topologies and builders."""
     from commsim.topology import BUILDERS, get_topology, shipped_topologies
 
-    table = Table(title="topologies")
+    table = Table(
+        title="topologies",
+        caption="A builder's other fields, and its GPU count where --gpus means something else (validate): "
+        "a YAML file naming it, e.g. 'builder: nvswitch_box' and 'gpus: 16' on two lines, given as "
+        "--topology FILE.",
+    )
     for column in ("name", "GPUs", "description"):
         table.add_column(column)
     for name in shipped_topologies():

@@ -30,7 +30,12 @@ __all__ = [
 ]
 
 TopologyName = Annotated[
-    str | None, typer.Option(metavar="TEXT", help="Topology name, builder or YAML path.")
+    str | None,
+    typer.Option(
+        metavar="TEXT",
+        help="Topology name, builder or YAML path; the YAML describes a machine or names a builder with "
+        "its fields, e.g. 'builder: nvswitch_box' and 'gpus: 16' on two lines.",
+    ),
 ]
 Gpus = Annotated[
     int | None,

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from commsim.errors import TopologyError
+from commsim.errors import TopologyError, UnknownNameError
 from commsim.textfile import write_whole
 from commsim.topology.model import Device, PhysicalLink, Topology
 from commsim.topology.schema import DeviceSpec, KindFigures, LinkSpec, TopologySpec
@@ -42,11 +42,70 @@ def from_spec(spec: TopologySpec) -> Topology:
 
 
 def parse_topology(text: str, source: str = "<topology>") -> Topology:
-    """Read a topology from YAML text; errors carry ``source:line:col``."""
+    """Read a topology from YAML text; errors carry ``source:line:col``.
+
+    The text describes a machine (``name``, ``devices``, ``links``, ...) or
+    names a builder and its fields, as a scenario's ``topology:`` mapping
+    does: ``{builder: nvswitch_box, gpus: 16, fabric: nvlink2, links: 6}``
+    (``commsim topo list`` names the builders; a field a builder does not
+    take is refused with the fields it takes).
+    """
     data, node = read_yaml(text, source, TopologyError, MAX_MACHINE_NODES)
     if not isinstance(data, dict):
         raise TopologyError(f"{source}: expected a mapping of fields at the top level, got {kind_of(data)}")
+    if "builder" in data:
+        return _built(data, node, source)
     return topology_from_data(data, node, source)
+
+
+def _built(data: dict[str, Any], node: yaml.Node | None, source: str) -> Topology:
+    """The machine a builder makes from a file's ``{builder: NAME, FIELD: value ...}``.
+
+    Raises
+    ------
+    TopologyError
+        At ``source:line:col``: an unknown builder (with the valid ones), a
+        field the builder does not take (with those it takes), a value it
+        refuses (at the ``builder:`` line).
+    """
+    import inspect
+
+    from commsim.topology.builders import BUILDERS, build
+    from commsim.topology.resolve import check_builder_sizes
+
+    name = data["builder"]
+    if not isinstance(name, str):
+        raise TopologyError(
+            f"{position(node, ('builder',), source)}: builder: expected a builder name, e.g. 'nvswitch_box', "
+            f"got {kind_of(name)}"
+        )
+    if name not in BUILDERS:
+        unknown = UnknownNameError("topology builder", str(name), list(BUILDERS))
+        raise TopologyError(f"{position(node, ('builder',), source)}: builder: {unknown}")
+    accepted = [p for p in inspect.signature(BUILDERS[name]).parameters if p != "kwargs"]
+    params = {k: v for k, v in data.items() if k != "builder"}
+    for key in params:
+        if key not in accepted:
+            raise TopologyError(
+                f"{_key_position(node, key, source)}: {key}: builder {name!r} has no field {key!r}; "
+                f"valid: {', '.join(accepted)} (a file that names a builder gives only its fields; "
+                "a machine of its own has name, devices and links, and no builder)"
+            )
+    try:
+        check_builder_sizes(name, params)
+        return build(name, **params)
+    except (TopologyError, UnknownNameError) as exc:
+        raise TopologyError(f"{position(node, ('builder',), source)}: {exc}") from None
+
+
+def _key_position(node: yaml.Node | None, key: str, source: str) -> str:
+    """``source:line:col`` of a top-level key (where the unwanted field is written)."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if key_node.value == key:
+                mark = key_node.start_mark
+                return f"{source}:{mark.line + 1}:{mark.column + 1}"
+    return source
 
 
 def _nccl_errors(nccl: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
