@@ -55,6 +55,7 @@ _ROCE_BY_ARCH = {"pascal": "roce_100g", "volta": "roce_100g", "turing": "roce_10
 _EFA_BY_ARCH = {
     "pascal": ("efa_v1", 1),
     "volta": ("efa_v1", 1),
+    "turing": ("efa_v1", 1),  # g4dn (T4): one first-generation EFA (AWS accelerated computing instances)
     "ampere": ("efa_v2", 4),
     "hopper": ("efa_v2", 32),
 }
@@ -191,6 +192,9 @@ def infer_network(
         efa_kind, count = _EFA_BY_PLATFORM[str(platform.value)]
         note = f"aws-ofi-nccl runs on {platform.value}: {count} x {efa_kind} per host (AWS instance page)"
         return Fact("network", efa_kind, (platform, *seen), option="--nic", note=note), count
+    printed = _printed_kind(settings, seen, arch)
+    if printed is not None:
+        return printed, None
     if seen:
         transport = str(seen[0].value)
         name, per_host = _kind_for(transport, arch)
@@ -201,6 +205,32 @@ def infer_network(
     name, per_host = _kind_for(transport, arch)
     note = f"the log names no network; {name} assumed ({'InfiniBand' if transport == 'ib' else 'TCP'})"
     return Fact("network", name, (), assumed=True, option="--nic", note=note), per_host
+
+
+def _printed_kind(settings: RunSettings, seen: tuple[Evidence, ...], arch: str) -> Fact | None:
+    """The link kind of the transport whose rate is the NIC speed NCCL printed (within 5 %).
+
+    Of several at that rate (ib_hdr and ib_ndr200 are both 25 GB/s) the GPU
+    generation's default is taken when it is one of them, else the first by
+    name: they differ in latency only.
+    """
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    speed = settings.nic_speed
+    if speed is None or not seen:
+        return None
+    rate_Bps = float(speed.value) * 1e9
+    kinds = sorted(
+        name
+        for name, kind in LINK_KINDS.items()
+        if kind.transport == seen[0].value and abs(kind.bandwidth_Bps - rate_Bps) <= 0.05 * rate_Bps
+    )
+    if not kinds:
+        return None
+    usual = _kind_for(str(seen[0].value), arch)[0]
+    name = usual if usual in kinds else kinds[0]
+    note = f"NCCL prints {speed.value:g} GB/s for the NIC its channels use: {name}"
+    return Fact("network", name, (*seen, speed), option="--nic", note=note)
 
 
 def _platform(settings: RunSettings) -> Evidence | None:
@@ -228,12 +258,13 @@ def infer_nics(
         note = f"{platform.value} has {per_host} {name} NICs (AWS instance page)"
         return Fact("nics_per_node", per_host, (platform,), option="--nics-per-node", note=note)
     if listed is not None:
+        used = listed.source.startswith("channel lines")
         return Fact(
             "nics_per_node",
             int(listed.value),
             (listed,),
             option="--nics-per-node",
-            note="the NICs NCCL lists on a host",
+            note="the NICs NCCL's channels use on a host" if used else "the NICs NCCL lists on a host",
         )
     value = per_host_default if per_host_default is not None else host_gpus
     note = f"{value} per host assumed ({'the transport' if per_host_default else 'one per GPU'})"

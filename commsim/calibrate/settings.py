@@ -47,7 +47,7 @@ __all__ = [
 NETWORKS = ("ib", "roce", "efa", "socket", "tcpxo", "tcpx", "slingshot")
 """Values of :attr:`RunSettings.network`."""
 
-_FACTS = ("library", "version", "network", "nics", "gdr", "collnet", "nvls", "p2p", "platform")
+_FACTS = ("library", "version", "network", "nics", "gdr", "collnet", "nvls", "p2p", "platform", "nic_speed")
 _NOT_SETTINGS = {"NCCL_VERSION"}  # set by NVIDIA containers to the packaged version, not read by NCCL
 _REFINES = {("ib", "roce"), ("efa", "slingshot")}  # (generic, specific): no conflict
 
@@ -82,6 +82,10 @@ class RunSettings:
     platform : Evidence or None
         The AWS instance family aws-ofi-nccl says it runs on (``"p4d"``,
         ``"p5"``, ``"p5en"`` ...), lower case, without the size.
+    nic_speed : Evidence or None
+        The speed NCCL's topology prints for the NICs its channels use
+        (``NET[25.0] - NET/1``), in GB/s; read only when a host lists NICs
+        of two kinds (see :func:`read_settings`).
     evidence : dict of str to tuple of Evidence
         Every source's word on each fact (keys: the attribute names above
         and each ``NCCL_*`` name), the one used first.
@@ -99,6 +103,7 @@ class RunSettings:
     nvls: Evidence | None = None
     p2p: Evidence | None = None
     platform: Evidence | None = None
+    nic_speed: Evidence | None = None
     evidence: dict[str, tuple[Evidence, ...]] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -343,7 +348,56 @@ def read_settings(lines: Sequence[str], first_line: int = 1) -> RunSettings:
         for name, (value, source) in last.items():  # a command setting one name twice: the last wins
             line = _line_naming(lines, first_line, number, name)
             found.add(name, 2, Evidence.at(value, source, line, command))
-    return _settle(found)
+    return _used_nics(lines, first_line, _settle(found))
+
+
+_NET_LIST = re.compile(r"NET/IB\s*:\s*Using\s+(\[\d+\].*)$")
+_NET_ENTRY = re.compile(r"\[(\d+)\][^\s\[]*?/(RoCE|IB)\b")
+_VIA_NET = re.compile(r"\bvia NET/IB/(\d+)\b")
+_NET_SPEED = re.compile(r"\bNET\[(\d+(?:\.\d+)?)\] - NET/(\d+)\b")
+_USED = "channel lines (the NICs NCCL uses)"
+
+
+def _used_nics(lines: Sequence[str], first_line: int, settings: RunSettings) -> RunSettings:
+    """When a host lists NICs of two kinds, the kind, count and speed of those its channels use.
+
+    ``NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB`` lists every port NCCL
+    found, but its rings run ``via NET/IB/1/GDRDMA`` (device 1 only) at the
+    speed the topology prints for it (``NET[25.0] - NET/1``, GB/s; NCCL
+    ``src/graph/topo.cc`` ``ncclTopoPrintRec``). With one kind listed the
+    device list stays the evidence (a log often shows one rank's channels).
+    """
+    kinds: dict[int, str] = {}
+    used: dict[int, tuple[int, str]] = {}
+    speeds: dict[int, tuple[float, int, str]] = {}
+    for number, text in enumerate(lines, start=first_line):
+        listing = _NET_LIST.search(text)
+        if listing and not kinds:
+            kinds = {int(i): kind.lower() for i, kind in _NET_ENTRY.findall(listing.group(1))}
+        via = _VIA_NET.search(text)
+        if via:
+            used.setdefault(int(via.group(1)), (number, text))
+        speed = _NET_SPEED.search(text)
+        if speed:
+            speeds.setdefault(int(speed.group(2)), (float(speed.group(1)), number, text))
+    if len(set(kinds.values())) < 2 or not used or not set(used) <= set(kinds):
+        return settings
+    used_kinds = {kinds[dev] for dev in used}
+    if len(used_kinds) != 1:
+        return settings
+    line, text = min(used.values())
+    network = Evidence.at(used_kinds.pop(), _USED, line, text)
+    nics = Evidence.at(len(used), _USED, line, text)
+    printed = {speeds[dev][0] for dev in used if dev in speeds}
+    nic_speed = None
+    if len(printed) == 1 and all(dev in speeds for dev in used):
+        value, speed_line, speed_text = speeds[min(used)]
+        nic_speed = Evidence.at(value, "NCCL topology NET line", speed_line, speed_text)
+    evidence = dict(settings.evidence)
+    for fact, chosen in (("network", network), ("nics", nics), ("nic_speed", nic_speed)):
+        if chosen is not None:
+            evidence[fact] = (chosen, *evidence.get(fact, ()))
+    return replace(settings, network=network, nics=nics, nic_speed=nic_speed, evidence=evidence)
 
 
 def _line_naming(lines: Sequence[str], first_line: int, start: int, name: str) -> int:
