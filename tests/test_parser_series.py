@@ -365,3 +365,25 @@ def test_a_one_run_reader_refuses_several_series_at_the_file_and_line(tmp_path: 
     path.write_text(log_3x2().text)
     with pytest.raises(ParseError, match=rf"^{path}:16: the log holds 6 nccl-tests runs"):
         load_nccl_tests(path)
+
+
+def test_the_series_note_names_the_tables_row_lines() -> None:
+    """The note cites the table as its first and last row (lines 13 and 30), not the whole file."""
+    table = log_3x2()
+    runs = parse_nccl_tests_runs(table.text, "x.txt")
+    first, last = table.row_lines[0][0], table.row_lines[-1][-1]
+    assert (first, last) == (13, 30)
+    note = next(w for w in runs[1].warnings if "series, one of 6" in w)
+    assert note.startswith("lines 16-18: the float max series, one of 6 in the table of lines 13-30 ")
+
+
+def test_json_runs_of_a_several_series_table_carry_their_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--json of the 6 series: each run says its data type, reduction and root."""
+    path = tmp_path / "dall.txt"
+    path.write_text(log_3x2().text)
+    code, out, err = run_cli(["validate", str(path), "--json"], capsys)
+    assert code == 0, err
+    runs = json.loads(out)["runs"]
+    assert [(r["data_type"], r["redop"], r["root"]) for r in runs] == [(d, o, -1) for d, o in SERIES_3x2]

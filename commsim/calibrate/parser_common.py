@@ -553,10 +553,9 @@ def _rank_evidence(devices: list[Device], collective: str | None, data: RunData)
         found.append(Evidence.at(per_process, "nThread x nGpus", line, text))
     if data.prefix_ranks:
         line, rank = max(data.prefix_ranks.items(), key=lambda item: (item[1], -item[0]))
-        processes = rank + 1
-        found.append(
-            Evidence(processes * (per_process or 1), "MPI/Slurm line prefix", line, f"rank {rank} prefix")
-        )
+        at_least = (rank + 1) * (per_process or 1)
+        if at_least > 1:  # only rank 0's prefix: 'at least one rank' says nothing
+            found.append(Evidence(at_least, "MPI/Slurm line prefix", line, f"rank {rank} prefix"))
     ratio = _ratio_evidence(collective, data.measured)
     return found + ([ratio] if ratio is not None else [])
 

@@ -123,12 +123,13 @@ def _series_run(
     data: RunData, key: SeriesKey, rows: list[_Row], table_warnings: list[str], count: int, label: str
 ) -> RunData:
     first, last = rows[0].row.line, rows[-1].row.line
+    top, bottom = data.rows[0].line, data.rows[-1].line
     footer = (
         "; the table's 'Avg bus bandwidth' averages every series and is not used" if data.avg_busbw else ""
     )
     note = (
         f"lines {first}-{last}: the {label} series, one of {count} in the table of lines "
-        f"{data.first_line}-{data.last_line} (nccl-tests -d/-o/-r ran several types, reductions or roots); "
+        f"{top}-{bottom} (nccl-tests -d/-o/-r ran several types, reductions or roots); "
         f"read as a run of its own{footer}"
     )
     own_rows = [r.row for r in rows]

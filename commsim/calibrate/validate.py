@@ -169,6 +169,10 @@ class Validation:
                 "peer_to_peer": topo.peer_to_peer,
             },
             "collective": self.collective,
+            # the series of a '-d all' / '-o all' table: what tells its runs apart
+            "data_type": log.rows[0].dtype,
+            "redop": log.rows[0].redop,
+            "root": log.rows[0].root,
             "ranks": len(inference.ranks),
             "nodes": facts["nodes"].value,
             "rows": [
