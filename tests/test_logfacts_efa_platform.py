@@ -69,3 +69,15 @@ def test_the_options_still_win() -> None:
     network, _ = infer_network(settings, "efa_v3", "ampere", True)
     assert network.value == "efa_v3" and network.evidence[0].source == "option --nic"
     assert infer_nics(settings, 2, 4, 8).value == 2
+
+
+def test_the_platform_gives_no_nic_count_to_a_network_that_is_not_efa() -> None:
+    """A p5 host whose NCCL ran over sockets (``Using network Socket``): the instance's 32 EFA NICs are
+    not the sockets' NICs, so the platform line settles nothing about a TCP network's NIC count; it does
+    for the EFA network it names."""
+    line = P4D.replace("P4d", "p5.48xlarge")
+    settings = read_settings([line, _INFO + "Using network Socket"], 23)
+    socket = infer_nics(settings, None, 1, 8, "tcp_100g")
+    assert (socket.value, socket.assumed) == (1, True)
+    efa = infer_nics(settings, None, 32, 8, "efa_v2")
+    assert (efa.value, efa.assumed) == (32, False)

@@ -89,3 +89,20 @@ def test_the_option_still_wins_over_the_channel_lines() -> None:
     text = _log("Channel 00 : 0[0] -> 1[1] via SHM/direct/direct")
     fact = infer_run(parse_nccl_tests(text, "x.txt"), text, RunOptions(p2p=True)).facts["p2p"]
     assert (fact.value, fact.evidence[0].source) == (True, "option --p2p/--no-p2p")
+
+
+def test_p2p_for_some_pairs_and_shm_for_others_is_no_conflict() -> None:
+    """On a two-socket PCIe host NCCL joins GPUs of one socket via P2P and across sockets via SHM: the
+    log then shows both. Peer-to-peer exists (P2P cited), nothing is called a conflict, and a warning
+    says the model prices one transport for the whole host."""
+    from commsim.calibrate.settings import read_settings
+
+    lines = [
+        "host1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+        "host1:1:1 [0] NCCL INFO Channel 00/0 : 3[3] -> 4[4] via SHM/direct/direct",
+    ]
+    settings = read_settings(lines)
+    assert settings.p2p is not None and settings.p2p.value is True and settings.p2p.line == 1
+    assert not any("says" in w for w in settings.warnings)
+    (warning,) = settings.warnings
+    assert "via P2P (line 1) and others via SHM" in warning and "line 2" in warning

@@ -240,20 +240,28 @@ def _platform(settings: RunSettings) -> Evidence | None:
 
 
 def infer_nics(
-    settings: RunSettings, option: int | None, per_host_default: int | None, host_gpus: int
+    settings: RunSettings,
+    option: int | None,
+    per_host_default: int | None,
+    host_gpus: int,
+    network_kind: str | None = None,
 ) -> Fact:
-    """NICs per host that join the network.
+    """NICs per host that join the network (``network_kind``: the link kind chosen for it).
 
     Order: ``--nics-per-node``; NCCL's ``NET/...: Using [0]... [1]...`` list; the
-    EFA NICs of the AWS instance aws-ofi-nccl names; the plugin's ``(found N
-    nics)`` count (per GPU on newer plugins); the transport's default.
+    EFA NICs of the AWS instance aws-ofi-nccl names (when the network is EFA); the
+    plugin's ``(found N nics)`` count (per GPU on newer plugins); the transport's default.
     """
     if option is not None:
         if option < 1:
             raise InferenceError(f"--nics-per-node must be at least 1, not {option}")
         return given("nics_per_node", option, "--nics-per-node")
+    from commsim.topology.linkkinds import LINK_KINDS
+
     listed, platform = settings.nics, _platform(settings)
-    if platform is not None and (listed is None or listed.source != "NET device list"):
+    kind = LINK_KINDS.get(network_kind) if network_kind else None
+    efa = kind is None or kind.transport == "efa"
+    if platform is not None and efa and (listed is None or listed.source != "NET device list"):
         name, per_host = _EFA_BY_PLATFORM[str(platform.value)]
         note = f"{platform.value} has {per_host} {name} NICs (AWS instance page)"
         return Fact("nics_per_node", per_host, (platform,), option="--nics-per-node", note=note)

@@ -202,7 +202,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         box_gpus = board.gpus if board is not None else per_node
         host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
         facts["network"] = network
-        nics_fact = infer_nics(settings, options.nics_per_node, per_host, host_count)
+        nics_fact = infer_nics(settings, options.nics_per_node, per_host, host_count, str(network.value))
         facts["nics_per_node"] = _fit_assumed_nics(nics_fact, str(network.value), per_host, host_count, board)
         nic = str(network.value)
         nics = int(facts["nics_per_node"].value)

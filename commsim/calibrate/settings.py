@@ -524,6 +524,9 @@ def _settle(found: _Found) -> RunSettings:
     warnings: list[str] = []
     for fact, entries in found.items.items():
         ordered = [e for _, e in sorted(entries, key=lambda item: item[0])]
+        if fact == "p2p":
+            ordered, mixed = _p2p_mixed(ordered)
+            warnings += mixed
         best = _refined(ordered) if fact == "network" else ordered[0]
         chosen[fact] = best
         evidence[fact] = (best, *[e for e in ordered if e is not best])
@@ -531,6 +534,25 @@ def _settle(found: _Found) -> RunSettings:
     env = {name: chosen[name] for name in sorted(chosen) if name.startswith("NCCL_")}
     facts = {name: chosen.get(name) for name in _FACTS}
     return RunSettings(env=env, evidence=evidence, warnings=tuple(warnings), **facts)
+
+
+def _p2p_mixed(ordered: list[Evidence]) -> tuple[list[Evidence], list[str]]:
+    """Channel lines that join some GPU pairs of a host via P2P and others via SHM are no conflict:
+    NCCL picks the transport per pair (a two-socket PCIe host often has P2P within a socket and SHM
+    across). The P2P lines stand (peer-to-peer exists), one of each kind cited; the others are dropped
+    from the conflict check, and a warning says the model prices one transport for the whole host."""
+    channel = [e for e in ordered if e.source == "NCCL INFO channel line"]
+    on = next((e for e in channel if e.value), None)
+    off = next((e for e in channel if not e.value), None)
+    if on is None or off is None:
+        return ordered, []
+    kept = [e for e in ordered if e.source != "NCCL INFO channel line" or e is on]
+    warning = (
+        f"NCCL joins some GPU pairs of a host via P2P (line {on.line}) and others via SHM, through host "
+        f"memory (line {off.line}), as on a two-socket PCIe host; the model prices one transport for the "
+        "whole host: peer-to-peer"
+    )
+    return kept, [warning]
 
 
 def _refined(ordered: list[Evidence]) -> Evidence:
