@@ -93,3 +93,18 @@ def test_validate_refuses_a_bad_builder_file_with_its_line(
     assert code == 2
     assert f"{box}:2:1: gpu: builder 'nvswitch_box' has no field 'gpu'; valid: gpus," in err
     assert "Traceback" not in err
+
+
+def test_a_named_box_too_small_for_the_run_points_to_a_builder_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--topology nvswitch_box builds the builder's default 8-GPU box (``--gpus`` is the run's rank
+    count, not the builder's): the 12-rank log is refused, and the message names the builder file that
+    would give a box of 12."""
+    log = tmp_path / "dgx2.log"
+    log.write_text(DGX2_BROADCAST)
+    code, _, err = run_cli(["validate", str(log), "--topology", "nvswitch_box"], capsys)
+    assert code == 2
+    said = " ".join(err.split())
+    assert "the machine has 1 box(es) of 8 GPU(s) but the run has 1 host(s) of 12 rank(s)" in said
+    assert "'{builder: nvswitch_box, gpus: 12}'" in said

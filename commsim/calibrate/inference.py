@@ -470,7 +470,8 @@ def _rank_gpus(
         raise TopologyError(
             f"the machine has {len(gpu_names)} box(es) of {len(gpu_names[0])} GPU(s) but the run has "
             f"{int(layout.nodes.value)} host(s) of {per_node} rank(s); give a topology of one host with at "
-            "least as many GPUs (--topology), or --gpus-per-node"
+            "least as many GPUs (--topology: a topology YAML, or a builder file such as "
+            f"'{{builder: nvswitch_box, gpus: {per_node}}}'), or --gpus-per-node"
         )
     for host in range(int(layout.nodes.value)):
         box = gpu_names[host]
