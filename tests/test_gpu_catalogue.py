@@ -303,7 +303,7 @@ def test_markdown_lists_every_entry() -> None:
 def test_board_classes_fit_the_form() -> None:
     for spec in gpu_catalogue().values():
         classes = {board.machine_class for board in spec.boards}
-        if classes & {"nvswitch8", "dgx1_cube"}:
+        if classes & {"nvswitch8", "nvswitch16", "dgx1_cube"}:
             assert spec.form == "sxm", spec.key
         if "nvl72" in classes:
             assert spec.form == "superchip", spec.key
