@@ -36,15 +36,22 @@ REFUSED_PLAIN = {
     "46_A100-NVLink-8gpu-sendrecv-g8-nodevices.txt": "give --gpu ",
     "51_H100-p5-EKS-2node-16gpu-EFA-tagoutput-nodevices.txt": "give --gpu ",
     "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt": "give --gpu ",
+    "68_MI300X-2node-splitmask-8x2rank-rccl-allreduce-bf16-AINIC.txt": "cannot tell the number of ranks",
+    "69_MI300X-2node-splitmask-8x2rank-rccl-alltoall-bf16-AINIC.txt": "give --gpu ",
+    "73_A100-80GB-p4de-2node-allreduce-EFA-nodevices.txt": "give --gpu ",
+    "74_H100-p5-2node-allreduce-16GiB-EFA-nodevices.txt": "give --gpu ",
+    "77_MetaX-C500-8gpu-mccl-allreduce-bf16-boxheader.txt": "is not in the catalogue",
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
-or why none does): 11, 12, 25, 26, 43, 46 and 51 are rccl-tests or nccl-tests tables pasted without
-their ``# Rank .. device`` lines (no GPU named); 17 names no binary, its two ranks' busbw/algbw of
-1 fit both all_reduce and send_recv and its page kept no in-place ``#wrong`` column to tell them
-apart (53, alike but with that column, is all_reduce by it); 20 names its GPUs only as 'NVIDIA Graphics
-Device', and 23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 60's 'NVIDIA RTX 6000D' is not in the
-catalogue; 33 runs two ranks on one GPU, which the model does not describe; 37's only result row
-starts with '#'."""
+or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
+pasted without their ``# Rank .. device`` lines (no GPU named); 68, such a table too, is refused first
+for its rank count (no header either, and a busbw/algbw of 1 fits all_reduce of 2 ranks as well as
+reduce or broadcast of any number); 17 names no binary, its two ranks' busbw/algbw of 1 fit both
+all_reduce and send_recv and its page kept no in-place ``#wrong`` column to tell them apart (53, alike
+but with that column, is all_reduce by it); 20 names its GPUs only as 'NVIDIA Graphics Device', and
+23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 60's 'NVIDIA RTX 6000D' and 77's 'MetaX C500' are not
+in the catalogue; 33 runs two ranks on one GPU, which the model does not describe; 37's only result
+row starts with '#'."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -52,10 +59,11 @@ UNSETTLED = {
     "33_RTX5090-2ranks-1gpu-socket-tagoutput.txt",
     "37_V100SXM2-2gpu-1host-broadcast-tapsocket-commented-row.txt",
     "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt",
+    "77_MetaX-C500-8gpu-mccl-allreduce-bf16-boxheader.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
-60's names only one the catalogue lacks; 33 and 37 are refused whatever is given); every other refused
-log validates with its page's facts."""
+60's and 77's name only one the catalogue lacks; 33 and 37 are refused whatever is given); every other
+refused log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -86,9 +94,9 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """60 logs, each with its provenance lines first and one README row; every page fact is for a log,
+    """78 logs, each with its provenance lines first and one README row; every page fact is for a log,
     every topology file it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 60
+    assert len(LOGS) == 78
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -140,6 +140,7 @@ OUTSIDE = DATA.parent / "outside"
 _MI250X_SS11 = RunOptions(gpu="MI250X", nodes=4, gpus_per_node=8, nic="slingshot_200g")
 _ROCE400X8 = RunOptions(nic="roce_400g", nics_per_node=8)
 _MI355X_AINIC = RunOptions(gpu="MI355X", nic="roce_400g", nics_per_node=8)
+_MI300X_SPLIT = RunOptions(gpu="MI300X", nodes=2, gpus_per_node=1, nics_per_node=1)
 _MI355X_POLLARA = RunOptions(gpu="MI355X", nodes=2, gpus_per_node=8, nic="roce_400g", nics_per_node=8)
 OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     # each fact below is stated by the log's own page (tests/data/outside/README.md), not printed in the log
@@ -210,6 +211,38 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     # the same machines, and the page sets NCCL_ALGO=RING
     "56_H100-2node-16gpu-IB-NDR-srunlabel-RING.txt": (
         RunOptions(nic="ib_ndr", nics_per_node=8, algorithms=("ring",)),
+        None,
+    ),
+    # the same BlueField-3 400GbE rails as 04 (RoCE, net1..net8)
+    "65_H200-Dell-2node-16gpu-RoCE-BF3-datatype-all-NCCL2304.txt": (_ROCE400X8, None),
+    # the cluster network of BM.GPU4.8: RoCEv2, "100 Gbps x 16"
+    "67_A100-40GB-OCI-BM.GPU4.8-2node-16gpu-RoCE16x100G-10GiB.txt": (
+        RunOptions(nic="roce_100g", nics_per_node=16),
+        None,
+    ),
+    # "SMC300x MI300X (2 nodes)", all_reduce; NCCL_TESTS_SPLIT_MASK=0x7 makes the table one of 8 concurrent
+    # communicators of 2 ranks (one per node), each rank on one NIC ("NICs per rank: 1", a NIC per GPU pair)
+    "68_MI300X-2node-splitmask-8x2rank-rccl-allreduce-bf16-AINIC.txt": (_MI300X_SPLIT, "all_reduce"),
+    "69_MI300X-2node-splitmask-8x2rank-rccl-alltoall-bf16-AINIC.txt": (_MI300X_SPLIT, None),
+    # the page's nodes are g4dn.metal: one first-generation EFA (100 Gb/s)
+    "70_T4-EKS-2node-1gpu-EFA-NCCL2127-tagoutput.txt": (RunOptions(nic="efa_v1"), None),
+    # each worker pod requests "nvidia.com/sriov-rdma-vf: 16"
+    "71_A100-40GB-k8s-volcano-2pod-16gpu-16SRIOV-VF.txt": (RunOptions(nics_per_node=16), None),
+    # "on 2x p4de.24xlarg": 8 A100-SXM4-80GB and 4 x 100 Gb/s EFA each
+    "73_A100-80GB-p4de-2node-allreduce-EFA-nodevices.txt": (
+        RunOptions(gpu="A100 SXM 80GB", nodes=2, gpus_per_node=8, nic="efa_v2", nics_per_node=4),
+        None,
+    ),
+    # "on 2x p5.48xlarge": 8 H100 and 32 EFA each (as 51)
+    "74_H100-p5-2node-allreduce-16GiB-EFA-nodevices.txt": (
+        RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=8, nic="efa_v2", nics_per_node=32),
+        None,
+    ),
+    # 2 A4 nodes, "指定 8 个 InfiniBand 适配器" (8 RDMA adapters per node; their speed is not stated)
+    "76_B200-GKE-A4-2node-16gpu-gIB-allreduce-abridged.txt": (RunOptions(nics_per_node=8), None),
+    # the post: one "Mellanox ConnectX-5 200 Gbps" per node (InfiniBand, as the log's NET/IB lines show)
+    "78_A100PCIe-2node-1gpu-CX5-gather-stepbytes-NCCL2165-issue350.txt": (
+        RunOptions(nic="ib_hdr", nics_per_node=1),
         None,
     ),
 }
@@ -711,7 +744,7 @@ def outside_lines(logs: list[Outside]) -> list[str]:
         "",
         f"The {len(logs)} logs in `tests/data/outside` are public nccl-tests and rccl-tests runs found "
         "after the model was built; no fitted default was derived from them (two decisions used some "
-        "of them as corroboration, and 21-60 served to find and fix bugs in parsing, inference and "
+        "of them as corroboration, and 21-78 served to find and fix bugs in parsing, inference and "
         "verdict wording: see that folder's README, which also gives each log's source, "
         "hardware and trust). Each is validated as a user first would, without options, and then with "
         "the facts its own page states that the log does not print (`OUTSIDE_OPTIONS` in the tool); "
