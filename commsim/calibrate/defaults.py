@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FITTED",
     "HOST_ISSUE_MAX_BYTES",
+    "TRANSPORT_OVERHEAD_ERA",
     "TRANSPORT_OVERHEAD_LOGS",
     "Fitted",
     "host_issue_per_gpu_s",
@@ -58,6 +59,12 @@ TRANSPORT_OVERHEAD_LOGS: dict[str, tuple[str, ...]] = {
     "tcpxo": ("H100-SXM-GCP-A3Mega_all_reduce_16gpu_2node-TCPXO-8x200G_1.txt",),
 }
 """The development logs each transport's default step overhead is derived from (one machine each)."""
+
+TRANSPORT_OVERHEAD_ERA: dict[str, str] = {
+    "efa": "runs of NCCL 2.4.8 and 2.7.8 with the aws-ofi-nccl plugin of their day; a newer plugin may "
+    "cost less per step",
+}
+"""What the runs behind a transport's default overhead were, where it matters for a newer run."""
 
 
 @dataclass(frozen=True)
@@ -221,9 +228,10 @@ def transport_note(transport: str | None, params: NcclParams) -> str | None:
         logs = TRANSPORT_OVERHEAD_LOGS[transport]
         overhead = DEFAULT_TRANSPORT_LATENCY_s[transport] * 1e6
         where = "one development log" if len(logs) == 1 else f"the logs of {len(logs)} development machines"
+        era = f" ({TRANSPORT_OVERHEAD_ERA[transport]})" if transport in TRANSPORT_OVERHEAD_ERA else ""
         return (
             f"the {transport} transport's overhead per network step ({overhead:.0f} us) is derived from "
-            f"{where} ({', '.join(logs)}), not from this run: {remedy}"
+            f"{where} ({', '.join(logs)}){era}, not from this run: {remedy}"
         )
     if transport == "socket":
         return (
