@@ -37,6 +37,7 @@ from commsim.calibrate.validate import (
     Row,
     Validation,
     validate_file,
+    validate_runs,
 )
 from commsim.cli.calibrate import logs_machine
 from commsim.errors import CalibrationError, CommsimError
@@ -678,13 +679,15 @@ def attempt(
 ) -> Entry | str:
     """The log validated with datasheet defaults, or the refusal's first line (its path left out);
     ``topology`` is an ``nvidia-smi topo -m`` file relative to the repository, read as ``--topology``
-    reads it (with ``--gpu``, else the GPU the log names)."""
+    reads it (with ``--gpu``, else the GPU the log names). A file of several runs (``-d all``) is
+    represented by its float run, nccl-tests' default data type (else its first)."""
     try:
         if topology is not None:
             options = replace(
                 options, topology=logs_machine(str(ROOT / topology), None, None, options.gpu, path)[0]
             )
-        validation = validate_file(path, options=options, collective=collective)
+        runs = validate_runs(path, options=options, collective=collective)
+        validation = next((v for v in runs if v.log.rows and v.log.rows[0].dtype == "float"), runs[0])
     except CommsimError as exc:
         text = str(exc).splitlines()[0]
         return text.replace(f"{path}: ", "").replace(str(path), path.name)
