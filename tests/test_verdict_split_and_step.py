@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from commsim.calibrate.parser import parse_nccl_tests
-from commsim.calibrate.parser_common import _choose_ranks
+from commsim.calibrate.parser_ranks import _choose_ranks
 from commsim.errors import ParseError
 from tests.test_verdict import SIZES, nccl_log, verdict_of
 

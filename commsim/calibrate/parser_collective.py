@@ -48,11 +48,10 @@ from typing import NamedTuple
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import COLLECTIVES, NcclTestsRow, normalise_collective
-from commsim.calibrate.parser_common import (
-    BUSBW_FACTORS,
+from commsim.calibrate.parser_common import BUSBW_FACTORS, Measured
+from commsim.calibrate.parser_ranks import (
     EXACT_SOURCES,
     RANK_SCALES,
-    Measured,
     informative,
     ranks_from_bandwidths,
     ratio_bounds,

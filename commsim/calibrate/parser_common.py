@@ -17,13 +17,12 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsLog, NcclTestsRow, normalise_collective
-from commsim.calibrate.parser_command import ONE_PROCESS, TestsCommand, command_evidence, read_command
+from commsim.calibrate.parser_command import TestsCommand, command_evidence, read_command
 from commsim.calibrate.settings import RunSettings, split_mask
 from commsim.errors import ParseError
 
@@ -31,7 +30,6 @@ __all__ = [
     "ALGBW_FACTORS",
     "BUSBW_FACTORS",
     "GBPS",
-    "RANK_SCALES",
     "CleanText",
     "Measured",
     "Printed",
@@ -42,10 +40,7 @@ __all__ = [
     "clean_text",
     "find_topo_matrix",
     "finish_log",
-    "informative",
     "printed",
-    "ranks_from_bandwidths",
-    "ratio_bounds",
 ]
 
 GBPS = 1e9
@@ -319,7 +314,9 @@ def finish_log(
         command, data.header, data.header_line, bool(data.prefix_ranks)
     )
     warnings += command_warnings
-    ranks, evidence = _resolve_ranks(n_ranks, devices, named, data, warnings, one_process)
+    from commsim.calibrate.parser_ranks import resolve_ranks  # it reads this module's types
+
+    ranks, evidence = resolve_ranks(n_ranks, devices, named, data, warnings, one_process)
     name, collective_evidence, found = decide_collective(
         collective, data.program, data.rows, data.measured, evidence, name_hint
     )
@@ -431,242 +428,6 @@ def _launch(
     if len(pids) > 1 or (isinstance(threads, int) and isinstance(gpus, int)):
         return "processes", per_thread
     return "unknown", per_thread
-
-
-# ------------------------------------------------------------ the number of ranks
-
-RANK_SCALES = {
-    "all_reduce": 2.0,
-    "all_gather": 1.0,
-    "reduce_scatter": 1.0,
-    "all_to_all": 1.0,
-    "gather": 1.0,
-    "scatter": 1.0,
-}
-"""Collectives whose busbw/algbw is ``scale x (n-1)/n`` for ``n`` ranks, and their scale."""
-
-EXACT_SOURCES = (
-    "n_ranks given (--gpus, or --nodes x --gpus-per-node)",
-    "device list",
-    "NCCL INFO nranks",
-    "busbw/algbw ratio",
-    ONE_PROCESS,
-)
-"""Rank sources that state the number; the others only bound it from below."""
-
-_AMBIGUOUS = "busbw/algbw ratio (ambiguous)"
-
-
-def ranks_from_bandwidths(collective: str, measured: Iterable[Measured], max_ranks: int = 65536) -> list[int]:
-    """Every number of ranks whose busbw/algbw factor fits all printed rows.
-
-    nccl-tests prints ``busbw = algbw x 2(n-1)/n`` for all_reduce and
-    ``algbw x (n-1)/n`` for all_gather, reduce_scatter, all_to_all, gather
-    and scatter (``GetBw`` in nccl-tests ``src/*.cu``). Each printed pair
-    bounds the ratio within its print rounding; ``n`` must fit every row.
-
-    Parameters
-    ----------
-    collective : str
-        One of :data:`RANK_SCALES`.
-    measured : iterable of Measured
-        The rows' printed triples; rows of size 0 or with a zero bandwidth
-        carry no information and are skipped.
-    max_ranks : int
-        The largest ``n`` considered.
-
-    Returns
-    -------
-    list of int
-        The consistent ``n`` in increasing order: empty when no ``n`` fits
-        every row, ``1..max_ranks`` when no row carries information.
-
-    Raises
-    ------
-    ValueError
-        If busbw/algbw of ``collective`` does not depend on the number of ranks.
-
-    Examples
-    --------
-    >>> row = Measured(1, "out-of-place", 536870912, Printed(1806.7e-6, 5e-11),
-    ...                Printed(297.16, 0.005), Printed(586.06, 0.005))
-    >>> ranks_from_bandwidths("all_reduce", [row])
-    [72]
-    """
-    if collective not in RANK_SCALES:
-        raise ValueError(
-            f"busbw/algbw of {collective!r} does not depend on the number of ranks; "
-            f"expected one of {', '.join(RANK_SCALES)}"
-        )
-    scale = RANK_SCALES[collective]
-    low, high = 0.0, math.inf
-    for m in informative(measured):
-        lowest, highest = ratio_bounds(m)
-        low, high = max(low, lowest / scale), min(high, highest / scale)
-    # (n-1)/n lies in [low, high]  <=>  1/(1-low) <= n <= 1/(1-high)
-    smallest = 1 if low <= 0 else (max_ranks + 1 if low >= 1 else math.ceil(1 / (1 - low) * (1 - _SLACK)))
-    largest = max_ranks if high >= 1 else math.floor(1 / (1 - high) * (1 + _SLACK))
-    return list(range(max(smallest, 1), min(largest, max_ranks) + 1))
-
-
-def ratio_bounds(m: Measured) -> tuple[float, float]:
-    """Lowest and highest busbw/algbw the printed pair allows (inf when algbw may be 0)."""
-    low = (m.busbw.value - m.busbw.half_ulp) / (m.algbw.value + m.algbw.half_ulp)
-    shortest = m.algbw.value - m.algbw.half_ulp
-    return low, (m.busbw.value + m.busbw.half_ulp) / shortest if shortest > 0 else math.inf
-
-
-def informative(measured: Iterable[Measured]) -> list[Measured]:
-    """The printed triples that bound busbw/algbw: size, algbw and busbw above 0."""
-    return [
-        m
-        for m in measured
-        if m.nbytes > 0 and m.algbw.value > 0 and m.busbw.value > 0 and not math.isnan(m.busbw.value)
-    ]
-
-
-def _resolve_ranks(
-    explicit: int | None,
-    devices: list[Device],
-    collective: str | None,
-    data: RunData,
-    warnings: list[str],
-    one_process: Evidence | None = None,
-) -> tuple[int, tuple[Evidence, ...]]:
-    """The number of ranks and every source's evidence, the one used first."""
-    if explicit is not None and explicit < 1:
-        raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
-    found = _rank_evidence(devices, collective, data) + ([one_process] if one_process else [])
-    chosen = _choose_ranks(explicit, found, data.source, collective)
-    warnings += _rank_disagreements(chosen, found)
-    return chosen.value, (chosen, *[e for e in found if e is not chosen])
-
-
-def _rank_evidence(devices: list[Device], collective: str | None, data: RunData) -> list[Evidence]:
-    found = _device_evidence(devices)
-    if data.info_nranks:
-        line, value, text = data.info_nranks[0]
-        found.append(Evidence.at(value, "NCCL INFO nranks", line, text))
-    per_process = _per_process(data.header)
-    if data.header_line is not None and per_process is not None:
-        line, text = data.header_line
-        found.append(Evidence.at(per_process, "nThread x nGpus", line, text))
-    if data.prefix_ranks:
-        line, rank = max(data.prefix_ranks.items(), key=lambda item: (item[1], -item[0]))
-        at_least = (rank + 1) * (per_process or 1)
-        if at_least > 1:  # only rank 0's prefix: 'at least one rank' says nothing
-            found.append(Evidence(at_least, "MPI/Slurm line prefix", line, f"rank {rank} prefix"))
-    ratio = _ratio_evidence(collective, data.measured)
-    return found + ([ratio] if ratio is not None else [])
-
-
-def _device_evidence(devices: list[Device]) -> list[Evidence]:
-    if not devices:
-        return []
-    last = devices[-1]
-    text = f"Rank {last.rank} on {last.host} device {last.device} {last.model}"
-    if [d.rank for d in devices] == list(range(len(devices))):
-        return [Evidence.at(len(devices), "device list", last.line, text)]
-    return [Evidence.at(last.rank + 1, "highest rank listed", last.line, text)]
-
-
-def _per_process(header: dict[str, int | str]) -> int | None:
-    threads, gpus = header.get("nThread"), header.get("nGpus")
-    if isinstance(threads, int) and isinstance(gpus, int) and threads > 0 and gpus > 0:
-        return threads * gpus
-    return None
-
-
-def _ratio_family(collective: str | None, rows: list[Measured]) -> tuple[str | None, str]:
-    """The collective whose factor to use and how it was chosen.
-
-    Without a known collective the ratio itself tells the family: only
-    all_reduce has busbw > algbw (2(n-1)/n > 1 for n > 2), and all ring
-    collectives (all_gather, reduce_scatter, all_to_all ...) share (n-1)/n < 1.
-    """
-    if collective is not None or not rows:
-        return (collective if collective in RANK_SCALES else None), str(collective)
-    above = any(m.busbw.value - m.busbw.half_ulp > m.algbw.value + m.algbw.half_ulp for m in rows)
-    below = any(m.busbw.value + m.busbw.half_ulp < m.algbw.value - m.algbw.half_ulp for m in rows)
-    if above and not below:
-        return "all_reduce", "all_reduce (collective unknown; only all_reduce has busbw > algbw)"
-    if below and not above:
-        return "all_gather", "a ring collective (collective unknown; busbw < algbw)"
-    return None, ""
-
-
-def _ratio_evidence(collective: str | None, measured: list[Measured]) -> Evidence | None:
-    rows = informative(measured)
-    family, named = _ratio_family(collective, rows)
-    if family is None or not rows:
-        return None
-    fits = ranks_from_bandwidths(family, rows)
-    first = min(m.line for m in rows)
-    described = f"{len(rows)} printed busbw/algbw pairs of {named}"
-    if not fits:  # the rows that disagree are warned about once the number is known
-        return None
-    if len(fits) == 1:
-        return Evidence(fits[0], "busbw/algbw ratio", first, f"{described} fit only n = {fits[0]}")
-    return Evidence((fits[0], fits[-1]), _AMBIGUOUS, first, f"{described} fit n = {fits[0]}..{fits[-1]}")
-
-
-def _choose_ranks(
-    explicit: int | None, found: list[Evidence], source: str | None, collective: str | None = None
-) -> Evidence:
-    if explicit is not None:
-        return Evidence(explicit, EXACT_SOURCES[0])
-    for kind in EXACT_SOURCES[1:]:
-        exact = next((e for e in found if e.source == kind), None)
-        if exact is not None:
-            return exact
-    bounds = [e for e in found if e.source not in EXACT_SOURCES and e.source != _AMBIGUOUS]
-    ambiguous = next((e for e in found if e.source == _AMBIGUOUS), None)
-    best = max(bounds, key=lambda e: e.value, default=None)
-    if best is not None and (ambiguous is None or ambiguous.value[0] <= best.value <= ambiguous.value[1]):
-        return best
-    raise ParseError(
-        f"cannot tell the number of ranks: {_why_unknown(best, ambiguous, collective)}; pass --gpus N",
-        source=source,
-    )
-
-
-def _why_unknown(best: Evidence | None, ambiguous: Evidence | None, collective: str | None = None) -> str:
-    if ambiguous is None:
-        head = "the log has no device list, no run header and no NCCL INFO nranks line, and "
-        if collective is not None:
-            return head + f"busbw/algbw of {collective} does not depend on the number of ranks"
-        return head + (
-            "busbw/algbw of its rows does not tell it with the collective unknown (a ratio of 1 fits "
-            "all_reduce of 2 ranks and reduce, broadcast or send_recv of any number; --collective may "
-            "settle it)"
-        )
-    low, high = ambiguous.value
-    bound = f"; at least {best.value} by the {best.source}" if best is not None else ""
-    return f"the busbw/algbw ratio of the rows fits every number from {low} to {high}{bound}"
-
-
-def _rank_disagreements(chosen: Evidence, found: list[Evidence]) -> list[str]:
-    warnings = []
-    for other in found:
-        if other is chosen:
-            continue
-        if other.source == _AMBIGUOUS:
-            wrong = not other.value[0] <= chosen.value <= other.value[1]
-        else:
-            wrong = other.value > chosen.value or (
-                other.source in EXACT_SOURCES and other.value != chosen.value
-            )
-        if wrong:
-            says = "at least " if other.source not in EXACT_SOURCES else ""
-            warnings.append(
-                f"number of ranks: the {other.describe()} says {says}{_show(other.value)} but the "
-                f"{chosen.describe()} says {chosen.value}; using {chosen.value} ({chosen.source})"
-            )
-    if chosen.source not in EXACT_SOURCES:
-        warnings.append(
-            f"number of ranks {chosen.value} is only a lower bound ({chosen.describe()}); pass --gpus N"
-        )
-    return warnings
 
 
 def _show(value: object) -> str:

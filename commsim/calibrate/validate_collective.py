@@ -13,7 +13,7 @@ from __future__ import annotations
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.parser import NcclTestsLog, parse_nccl_tests_runs
 from commsim.calibrate.parser_collective import BINARY, FILE_NAME, GIVEN, TABLE, TABLE_AMBIGUOUS
-from commsim.calibrate.parser_common import EXACT_SOURCES
+from commsim.calibrate.parser_ranks import EXACT_SOURCES
 from commsim.collectives import Collective, get_collective
 from commsim.errors import CommsimError, ParseError
 
