@@ -449,3 +449,16 @@ def test_below_with_peer_to_peer_known_off_does_not_list_it_as_a_cause_to_look_f
     usual = "none of the usual causes (GPU and NIC on different sockets, a slow NIC, few channels)"
     assert usual in verdict.text
     assert "peer-to-peer is off, and so is the machine modelled" in verdict.text
+
+
+def test_a_run_below_the_slower_assumption_is_judged_anyway() -> None:
+    """Four GeForce RTX 4090 with peer-to-peer assumed off (a stock driver): the model's machine is the
+    slower one (host memory), so a run far below it would be below with peer-to-peer on too: the
+    verdict says "below" instead of withholding; a run near the model still cannot be judged."""
+    gpu = "NVIDIA GeForce RTX 4090"
+    slow = validated(nccl_log(gpu=gpu, per_host=4, busbw_GBps=0.5), None)
+    p2p = slow.inference.facts["p2p"]
+    assert p2p.assumed and p2p.value is False
+    assert judge(slow).kind == "below"
+    normal = validated(nccl_log(gpu=gpu, per_host=4, busbw_GBps=12.0), None)
+    assert judge(normal).kind == "cannot_judge"

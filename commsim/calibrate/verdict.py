@@ -22,7 +22,9 @@ out-of-place times disagree wildly); **cannot judge** when the run splits its
 ranks into concurrent communicators (``NCCL_TESTS_SPLIT_MASK``: the model
 prices one alone) or when a fact the
 verdict rests on is only assumed (the options to give are named: a wrong
-guess would blame the user's hardware for the tool's assumption); then
+guess would blame the user's hardware for the tool's assumption), unless the
+run is below its machine whatever that fact (peer-to-peer assumed off is the
+slower machine, so a run below it is below either); then
 **above**, **as expected** or **below** by the ratio below.
 
 Thresholds, calibrated on the development logs
@@ -92,6 +94,7 @@ from commsim.calibrate.verdict_causes import (
 from commsim.errors import CommsimError
 
 if TYPE_CHECKING:
+    from commsim.calibrate.evidence import Fact
     from commsim.calibrate.validate import Validation
 
 __all__ = [
@@ -198,7 +201,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     split = _split_text(validation, ratio)
     if split:
         return Verdict("cannot_judge", ratio, (), (), notes, split)
-    assumed = validation.inference.assumed
+    assumed = [f for f in validation.inference.assumed if not _below_either_way(f, ratio)]
     if assumed:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
         text_ = (
@@ -243,6 +246,12 @@ def _split_text(validation: Validation, ratio: float) -> str | None:
         f"the model prices one communicator of {ranks} rank(s) alone, and measured busbw at large sizes "
         f"is {ratio:.2f}x its figure"
     )
+
+
+def _below_either_way(fact: Fact, ratio: float) -> bool:
+    """Whether a run is below its machine whatever the assumed ``fact``: peer-to-peer assumed off
+    is the slower machine (host memory), so a run below it is below the faster one too."""
+    return fact.name == "p2p" and not fact.value and ratio < BELOW
 
 
 def _hosts_share(validation: Validation) -> bool:
