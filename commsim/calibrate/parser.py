@@ -179,6 +179,8 @@ class NcclTestsLog:
         Oddities found (inconsistent bandwidths, wrong elements ...).
     out_of_bounds : int or None
         The ``# Out of bounds values`` count.
+    out_of_bounds_line : int or None
+        The line of that count.
     collective_evidence : tuple of Evidence
         Every source's word on the collective, the one used first:
         ``"collective given (--collective)"``, ``"nccl-tests binary named in
@@ -230,6 +232,7 @@ class NcclTestsLog:
     topo_matrix: str | None
     warnings: list[str]
     out_of_bounds: int | None = None
+    out_of_bounds_line: int | None = None
     collective_evidence: tuple[Evidence, ...] = ()
     rank_evidence: tuple[Evidence, ...] = ()
     rank_source: str = ""

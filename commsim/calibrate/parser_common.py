@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from commsim.calibrate.parser import Device, NcclTestsLog, NcclTestsRow, normalise_collective
+from commsim.calibrate.parser_checks import unique_devices, wrong_warnings
 from commsim.calibrate.parser_command import TestsCommand, command_evidence, read_command
 from commsim.calibrate.settings import RunSettings, split_mask
 from commsim.errors import ParseError
@@ -209,6 +210,8 @@ class RunData:
     measured: list[Measured] = field(default_factory=list)
     avg_busbw: Printed | None = None  # GB/s, as printed
     out_of_bounds: int | None = None
+    out_of_bounds_line: int | None = None
+    failure: tuple[int, str] | None = None  # (line, text) of the first 'Test ... failure'
     nccl_version: str | None = None
     command: str | None = None
     command_line: int | None = None  # the line the command starts on
@@ -299,6 +302,12 @@ def finish_log(
     """
     from commsim.calibrate.parser_collective import decide_collective
 
+    if not data.rows and data.failure is not None:
+        line, what = data.failure
+        raise ParseError(
+            f"the run failed before printing a result row: line {line}: {what}; no result to validate",
+            source=data.source,
+        )
     if not data.rows:
         raise ParseError(
             "no result rows found; expected nccl-tests' table (a '#  size  count  type ...' "
@@ -307,8 +316,12 @@ def finish_log(
             line=data.first_line if run_index > 1 else None,
         )
     warnings = list(data.warnings)
+    if data.failure is not None:
+        warnings.append(
+            f"line {data.failure[0]}: the run failed ({data.failure[1]}): later sizes are missing"
+        )
     named = _resolve_collective(collective, data.program, warnings)
-    devices = _unique_devices(data.devices, warnings)
+    devices = unique_devices(data.devices, warnings)
     command = read_command(data.command, data.command_line) if data.command else None
     one_process, command_warnings = command_evidence(
         command, data.header, data.header_line, bool(data.prefix_ranks)
@@ -322,7 +335,7 @@ def finish_log(
     )
     warnings += found
     warnings += bandwidth_warnings(data.measured, name, ranks)
-    warnings += _wrong_warnings(data)
+    warnings += wrong_warnings(data)
     warnings += average_warnings(data)
     warnings += data.settings.warnings
     warnings += split_warnings(data.settings, ranks)
@@ -347,6 +360,7 @@ def finish_log(
         topo_matrix=data.topo_matrix,
         warnings=warnings,
         out_of_bounds=data.out_of_bounds,
+        out_of_bounds_line=data.out_of_bounds_line,
         rank_evidence=evidence,
         rank_source=evidence[0].source,
         placement={host: tuple(d.device for d in devices if d.host == host) for host in hosts},
@@ -368,15 +382,6 @@ def _resolve_collective(explicit: str | None, program: str | None, warnings: lis
     if found is not None and found != name:
         warnings.append(f"collective given as {name!r} but the log runs {program}")
     return name
-
-
-def _unique_devices(devices: list[Device], warnings: list[str]) -> list[Device]:
-    by_rank: dict[int, Device] = {}
-    for device in devices:
-        seen = by_rank.setdefault(device.rank, device)
-        if seen != device:
-            warnings.append(f"rank {device.rank} is listed twice with different devices")
-    return sorted(by_rank.values(), key=lambda d: d.rank)
 
 
 def split_warnings(settings: RunSettings, ranks: int) -> list[str]:
@@ -432,17 +437,6 @@ def _launch(
 
 def _show(value: object) -> str:
     return f"{value[0]} to {value[1]}" if isinstance(value, tuple) else str(value)
-
-
-def _wrong_warnings(data: RunData) -> list[str]:
-    warnings = []
-    for row in data.rows:
-        for label, wrong in (("out-of-place", row.oop_wrong), ("in-place", row.ip_wrong)):
-            if wrong:
-                warnings.append(f"line {row.line}: {label} result has {wrong} wrong elements")
-    if data.out_of_bounds:
-        warnings.append(f"nccl-tests reports {data.out_of_bounds} out-of-bounds values")
-    return warnings
 
 
 def _average_Bps(average: Printed | None) -> float | None:

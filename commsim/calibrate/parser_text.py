@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from commsim.calibrate.parser import Device, decode_version_code, find_program
+from commsim.calibrate.parser_checks import line_spans
 from commsim.calibrate.parser_common import (
     CleanText,
     RunData,
@@ -68,6 +69,8 @@ _OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
 _TABLE_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds values|Collective test concluded)")
 _COMPILED_WITH = re.compile(r"^#\s*NCCL Tests compiled with NCCL (\S+)")
 _NCCL_LOG = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s")  # NCCL_DEBUG lines: "host:pid:tid [dev] ..."
+_TEST_FAILURE = re.compile(r"\bTest (?:CUDA |NCCL )?failure\b.*")
+"""nccl-tests' report of a failed call (``Test CUDA failure common.cu:389 '...'``)."""
 _INFO_NRANKS = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks (\d+)\b")
 
 
@@ -192,6 +195,7 @@ class _TextReader:
         self.in_table = False
         self.library_version: str | None = None
         self.skipped: list[tuple[int, str]] = []
+        self.orphans: list[int] = []  # result rows after a table's end, before another header
         self.pending: _Pending | None = None
         self.handlers: list[tuple[re.Pattern[str], Callable[[int, re.Match[str]], None]]] = [
             (_DEVICE, self._device),
@@ -227,8 +231,15 @@ class _TextReader:
             self._table_line(number, text, text.split())
 
     def finish(self) -> None:
-        """End of the run's text: close the table."""
+        """End of the run's text: close the table; warn of result rows outside any table."""
         self._end_table()
+        if self.orphans:
+            count = len(self.orphans)
+            self.data.warnings.append(
+                f"{line_spans(self.orphans)}: {count} result row{'s' if count > 1 else ''} after the "
+                "end of a table (its footer) and before any column header were skipped; the output "
+                "of several runs may be interleaved in this log"
+            )
 
     def _scan_info(self, number: int, text: str) -> None:
         version = _NCCL_VERSION.search(text)
@@ -237,6 +248,9 @@ class _TextReader:
         coded = version_in_code_line(text) if version is None else None
         if coded and self.data.nccl_version is None:
             self.data.nccl_version = coded[1]
+        failure = _TEST_FAILURE.search(text)
+        if failure and self.data.failure is None:
+            self.data.failure = (number, failure.group(0).strip())
         nranks = _INFO_NRANKS.search(text)
         if nranks:
             self.data.info_nranks.append((number, int(nranks.group(1)), text))
@@ -364,6 +378,7 @@ class _TextReader:
     def _out_of_bounds(self, number: int, match: re.Match[str]) -> None:
         self._end_table()
         self.data.out_of_bounds = int(match.group(1))
+        self.data.out_of_bounds_line = number
 
     def _row(self, number: int, tokens: list[str]) -> None:
         if self.layout is None:
@@ -375,6 +390,7 @@ class _TextReader:
                 )
             return
         if not self.in_table:
+            self.orphans.append(number)
             return
         self._drop_start()
         if self.pending is not None:

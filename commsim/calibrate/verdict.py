@@ -84,6 +84,7 @@ from commsim.calibrate.verdict_causes import (
     large_indices,
     non_monotone,
     step_down,
+    wrong_results,
 )
 from commsim.calibrate.verdict_causes import (
     causes as find_causes,
@@ -92,6 +93,7 @@ from commsim.calibrate.verdict_causes import (
     doubts as find_doubts,
 )
 from commsim.errors import CommsimError
+from commsim.units import format_size
 
 if TYPE_CHECKING:
     from commsim.calibrate.evidence import Fact
@@ -108,6 +110,7 @@ __all__ = [
     "band",
     "judge",
     "large_size_ratio",
+    "size_phrase",
     "verdict_text",
 ]
 
@@ -156,6 +159,15 @@ def large_size_ratio(validation: Validation) -> float:
     )
 
 
+def size_phrase(validation: Validation) -> str:
+    """Where the ratio was taken: ``"at large sizes"`` when some size is bandwidth-bound (>= 64 MiB),
+    else ``"at its largest sizes (up to 1.5 MB)"`` with the largest size the log has."""
+    sizes = [r.nbytes for r in validation.rows]
+    if any(n >= _BANDWIDTH_BOUND for n in sizes):
+        return "at large sizes"
+    return f"at its largest sizes (up to {format_size(max(sizes))})"
+
+
 def band(ratios: Iterable[float], step: float = 0.05) -> tuple[float, float]:
     """(:data:`BELOW`, :data:`ABOVE`) from the ratios of normal runs with known machines.
 
@@ -184,6 +196,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     log = validation.log
     lines = signs.tool_lines(text if text is not None else _source_text(log.source), log.last_line)
     ratio = large_size_ratio(validation)
+    where = size_phrase(validation)
     overall = statistics.median(abs(r.error) for r in validation.rows)
     miss = (
         f"; the model misses this log by a median {overall:.0%} over all sizes, so treat the verdict "
@@ -194,25 +207,28 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     doubts = tuple(find_doubts(validation, lines))
     notes = tuple(non_monotone(log.rows, len(validation.inference.ranks), large_only=False))
     notes += tuple(step_down(log.rows))
-    if doubts:
-        text_ = "doubtful run: the log contradicts itself: " + "; ".join(doubts)
+    failed = wrong_results(log)
+    if failed or doubts:
+        parts = [failed] if failed else []
+        parts += ["the log contradicts itself: " + "; ".join(doubts)] if doubts else []
+        text_ = "doubtful run: " + "; ".join(parts)
         text_ += "; its figures should not be trusted (measure again)"
-        return Verdict("doubtful", ratio, (), doubts, notes, text_)
-    split = _split_text(validation, ratio)
+        return Verdict("doubtful", ratio, (), ((failed,) if failed else ()) + doubts, notes, text_)
+    split = _split_text(validation, ratio, where)
     if split:
         return Verdict("cannot_judge", ratio, (), (), notes, split)
     assumed = [f for f in validation.inference.assumed if not _below_either_way(f, ratio)]
     if assumed:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
         text_ = (
-            f"cannot judge: the machine is partly assumed ({names}); measured busbw at large sizes is "
+            f"cannot judge: the machine is partly assumed ({names}); measured busbw {where} is "
             f"{ratio:.2f}x the model's for the assumed machine; give the options named to judge it"
         )
         return Verdict("cannot_judge", ratio, (), (), notes, text_)
     aside = "".join(f"; note: {n}" for n in notes)
     if ratio > ABOVE:
         text_ = (
-            f"{ratio:.1f}x faster than the model expects at large sizes: the model's figures for this "
+            f"{ratio:.1f}x faster than the model expects {where}: the model's figures for this "
             "machine are too low (check the machine it used, or calibrate it with commsim calibrate)"
         )
         return Verdict("above", ratio, (), (), notes, text_ + aside + miss)
@@ -224,11 +240,11 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     has_matrix = validation.log.topo_matrix is not None or given_box
     p2p = validation.inference.facts.get("p2p")
     p2p_off = p2p is not None and not p2p.assumed and not p2p.value and _hosts_share(validation)
-    text_ = _below_text(ratio, causes, lines, has_matrix, p2p_off)
+    text_ = _below_text(ratio, causes, lines, has_matrix, p2p_off, where)
     return Verdict("below", ratio, causes, (), notes, text_ + miss)
 
 
-def _split_text(validation: Validation, ratio: float) -> str | None:
+def _split_text(validation: Validation, ratio: float, where: str) -> str | None:
     """The verdict on a run whose ranks ``NCCL_TESTS_SPLIT_MASK`` splits into concurrent communicators.
 
     The model prices one communicator alone; how much the others slow it
@@ -243,7 +259,7 @@ def _split_text(validation: Validation, ratio: float) -> str | None:
     return (
         f"cannot judge: NCCL_TESTS_SPLIT_MASK={seen.value} ({seen.describe()}) splits the ranks into "
         f"concurrent communicators (color = rank & {mask:#x}) that share the hosts' NICs and links; "
-        f"the model prices one communicator of {ranks} rank(s) alone, and measured busbw at large sizes "
+        f"the model prices one communicator of {ranks} rank(s) alone, and measured busbw {where} "
         f"is {ratio:.2f}x its figure"
     )
 
@@ -282,11 +298,12 @@ def _below_text(
     lines: list[tuple[int, str]],
     has_matrix: bool,
     p2p_off: bool = False,
+    where: str = "at large sizes",
 ) -> str:
     """The below verdict: the causes the log shows, or what to run again to see one (not a matrix the
     user already gave, with the log or as ``--topology``). Peer-to-peer known off is in the machine
     modelled (through host memory), so it is not a cause of running below it."""
-    head = f"{1 / ratio:.1f}x below what this machine should reach at large sizes"
+    head = f"{1 / ratio:.1f}x below what this machine should reach {where}"
     if causes:
         return f"{head}; causes the log shows: " + "; ".join(causes)
     if any("NCCL INFO" in text for _, text in lines):

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from commsim.calibrate import verdict_evidence as signs
 from commsim.calibrate.evidence import Evidence
-from commsim.calibrate.parser import NcclTestsRow
+from commsim.calibrate.parser import NcclTestsLog, NcclTestsRow
+from commsim.calibrate.parser_checks import line_spans, wrong_rows
 
 if TYPE_CHECKING:
     from commsim.calibrate.validate import Validation
@@ -28,6 +29,7 @@ __all__ = [
     "large_indices",
     "non_monotone",
     "step_down",
+    "wrong_results",
 ]
 
 IN_PLACE_LIMIT = 1.5
@@ -71,6 +73,27 @@ def doubts(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
     if too_fast:
         out.append(too_fast)
     return out
+
+
+def wrong_results(log: NcclTestsLog) -> str | None:
+    """The run's own report that its results are wrong (``#wrong`` > 0, out-of-bounds values), or None.
+
+    nccl-tests checks each result against the expected data; a run that
+    computed wrong data did not run the collective it claims to time (a broken
+    network path, in-network reduction ...), so its times are not judged.
+    """
+    wrong = wrong_rows(log.rows)
+    parts = []
+    if wrong:
+        parts.append(
+            f"{len(wrong)} of {len(log.rows)} rows have #wrong > 0 ({line_spans([r.line for r in wrong])})"
+        )
+    if log.out_of_bounds:
+        where = f"footer line {log.out_of_bounds_line}" if log.out_of_bounds_line else "the footer"
+        parts.append(f"{where} reports {log.out_of_bounds} out-of-bounds values (FAILED)")
+    if not parts:
+        return None
+    return "the run reports wrong results: " + "; ".join(parts)
 
 
 def _in_place_spread(rows: list[NcclTestsRow]) -> float | None:
