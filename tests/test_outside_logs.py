@@ -41,6 +41,9 @@ REFUSED_PLAIN = {
     "73_A100-80GB-p4de-2node-allreduce-EFA-nodevices.txt": "give --gpu ",
     "74_H100-p5-2node-allreduce-16GiB-EFA-nodevices.txt": "give --gpu ",
     "77_MetaX-C500-8gpu-mccl-allreduce-bf16-boxheader.txt": "is not in the catalogue",
+    "79_H800-2node-16rank-alltoall-deviceAPI-D1-testfailure-issue355.txt": (
+        "the run failed before printing a result row: line 30: Test CUDA failure"
+    ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -51,7 +54,7 @@ all_reduce and send_recv and its page kept no in-place ``#wrong`` column to tell
 but with that column, is all_reduce by it); 20 names its GPUs only as 'NVIDIA Graphics Device', and
 23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 60's 'NVIDIA RTX 6000D' and 77's 'MetaX C500' are not
 in the catalogue; 33 runs two ranks on one GPU, which the model does not describe; 37's only result
-row starts with '#'."""
+row starts with '#'; 79's run failed ('an illegal memory access was encountered') before its only row."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -60,10 +63,11 @@ UNSETTLED = {
     "37_V100SXM2-2gpu-1host-broadcast-tapsocket-commented-row.txt",
     "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt",
     "77_MetaX-C500-8gpu-mccl-allreduce-bf16-boxheader.txt",
+    "79_H800-2node-16rank-alltoall-deviceAPI-D1-testfailure-issue355.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
-60's and 77's name only one the catalogue lacks; 33 and 37 are refused whatever is given); every other
-refused log validates with its page's facts."""
+60's and 77's name only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
+given); every other refused log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -94,9 +98,9 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """78 logs, each with its provenance lines first and one README row; every page fact is for a log,
+    """91 logs, each with its provenance lines first and one README row; every page fact is for a log,
     every topology file it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 78
+    assert len(LOGS) == 91
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -246,6 +246,24 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(nic="ib_hdr", nics_per_node=1),
         None,
     ),
+    # the issue's and the page's own nvidia-smi topo -m (OUTSIDE_TOPOLOGY), nothing else
+    "82_A100-SXM-64GB-Leonardo-4gpuNV4-sendrecv-t2-INFO-issue331.txt": (RunOptions(), None),
+    "83_A100-80GB-PCIe-AzureNC96adsA100v4-4gpu-NV12pairs-allgather-g4-1size.txt": (RunOptions(), None),
+    # "2 GPU 2 NIC": one RDMA NIC per host (its kind and speed are not stated)
+    "84_RTX3090-2node-1gpu-INC-MTU256-wrong-nonzero-enotation.txt": (RunOptions(nics_per_node=1), None),
+    "85_RTX3090-2node-1gpu-noINC-RDMA-MTU1024.txt": (RunOptions(nics_per_node=1), None),
+    # the issue's nodes are joined by Slingshot-200
+    "87_H100NVL-2node-2gpu-Slingshot200-allreduce-step100000-BAD-issue2441.txt": (
+        RunOptions(nic="slingshot_200g"),
+        None,
+    ),
+    "88_H100NVL-2node-2gpu-Slingshot200-allreduce-step100000-GOOD-issue2441.txt": (
+        RunOptions(nic="slingshot_200g"),
+        None,
+    ),
+    # a patched driver (tinygrad's P2P kernel modules) turns GeForce peer-to-peer on: the pages say so
+    "89_RTX4090-tinybox-6gpu-P2Ppatched-allreduce-g6-1size.txt": (RunOptions(p2p=True), None),
+    "90_RTX4090-8gpu-box-4used-P2Ppatched-allreduce-g4.txt": (RunOptions(p2p=True), None),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
@@ -255,6 +273,10 @@ OUTSIDE_TOPOLOGY: dict[str, str] = {
     "22_A100PCIe-2node-1gpu-HDR-GDR-SYS.txt": "tests/data/outside/22_topo.txt",
     "39_A100PCIe-2node-1gpu-HDR-NPS4-hoststaged.txt": "tests/data/outside/22_topo.txt",
     "44_H20-3e-VM-2node-2gpu-alltoall-RoCEbond.txt": "tests/data/outside/44_topo.txt",
+    "82_A100-SXM-64GB-Leonardo-4gpuNV4-sendrecv-t2-INFO-issue331.txt": "tests/data/outside/82_topo.txt",
+    "83_A100-80GB-PCIe-AzureNC96adsA100v4-4gpu-NV12pairs-allgather-g4-1size.txt": (
+        "tests/data/outside/83_topo.txt"
+    ),
 }
 """The ``nvidia-smi topo -m`` text an outside log's page prints (``--topology``), relative to the
 repository; these files are not logs (:func:`outside_logs` leaves them out)."""
@@ -747,7 +769,7 @@ def outside_lines(logs: list[Outside]) -> list[str]:
         "",
         f"The {len(logs)} logs in `tests/data/outside` are public nccl-tests and rccl-tests runs found "
         "after the model was built; no fitted default was derived from them (two decisions used some "
-        "of them as corroboration, and 21-78 served to find and fix bugs in parsing, inference and "
+        "of them as corroboration, and 21-91 served to find and fix bugs in parsing, inference and "
         "verdict wording: see that folder's README, which also gives each log's source, "
         "hardware and trust). Each is validated as a user first would, without options, and then with "
         "the facts its own page states that the log does not print (`OUTSIDE_OPTIONS` in the tool); "
