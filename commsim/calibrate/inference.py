@@ -37,6 +37,7 @@ from commsim.calibrate.infer_settings import (
     setting,
 )
 from commsim.calibrate.parser import NcclTestsLog
+from commsim.calibrate.parser_checks import number_spans
 from commsim.calibrate.parser_command import ONE_PROCESS
 from commsim.calibrate.settings import RunSettings
 from commsim.errors import TopologyError
@@ -300,23 +301,12 @@ def _mixed_gpus(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) 
         models.setdefault(device.model, []).append(device.rank)
     if len(models) < 2 or "gpu" not in facts:
         return
-    listed = "; ".join(f"{model!r} on rank(s) {_ranks_text(ranks)}" for model, ranks in models.items())
+    listed = "; ".join(f"{model!r} on rank(s) {number_spans(ranks)}" for model, ranks in models.items())
     warnings.append(
         f"the device list names {len(models)} GPU models ({listed}): the model prices every rank as "
         f"{facts['gpu'].value}, and a mixed machine is only as fast as its slowest GPU and link; "
         "give --gpu for the slowest one to bound it"
     )
-
-
-def _ranks_text(ranks: list[int]) -> str:
-    """``0-3, 5`` for a list of ranks."""
-    spans: list[list[int]] = []
-    for rank in sorted(ranks):
-        if spans and rank == spans[-1][1] + 1:
-            spans[-1][1] = rank
-        else:
-            spans.append([rank, rank])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def _cuda_graph(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> bool:
@@ -509,7 +499,7 @@ def _refuse_shared_gpus(log: NcclTestsLog, rank_gpus: tuple[str, ...]) -> None:
     device = next((d for d in log.devices if d.rank == first[0]), None)
     where = f" (device {device.device} of host {device.host})" if device is not None else ""
     raise InferenceError(
-        f"ranks {_ranks_text(first)} run on one GPU{where}: several ranks sharing a GPU (MPS, "
+        f"ranks {number_spans(first)} run on one GPU{where}: several ranks sharing a GPU (MPS, "
         "oversubscription) are not modelled; the model needs one GPU per rank (check the device "
         "list, or give --gpus-per-node if it is abridged)",
         log.source,

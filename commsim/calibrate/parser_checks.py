@@ -12,7 +12,7 @@ from commsim.calibrate.parser import Device, NcclTestsRow
 if TYPE_CHECKING:
     from commsim.calibrate.parser_common import RunData
 
-__all__ = ["line_spans", "unique_devices", "wrong_rows", "wrong_warnings"]
+__all__ = ["line_spans", "number_spans", "unique_devices", "wrong_rows", "wrong_warnings"]
 
 
 def wrong_rows(rows: list[NcclTestsRow]) -> list[NcclTestsRow]:
@@ -20,16 +20,20 @@ def wrong_rows(rows: list[NcclTestsRow]) -> list[NcclTestsRow]:
     return [row for row in rows if row.oop_wrong or row.ip_wrong]
 
 
+def number_spans(numbers: list[int]) -> str:
+    """Whole numbers as spans: ``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    spans: list[list[int]] = []
+    for number in sorted(numbers):
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
 def line_spans(lines: list[int]) -> str:
     """Line numbers as spans: ``[14, 15, 16, 20]`` -> ``"lines 14-16, 20"``, ``[30]`` -> ``"line 30"``."""
-    spans: list[list[int]] = []
-    for line in sorted(lines):
-        if spans and line == spans[-1][1] + 1:
-            spans[-1][1] = line
-        else:
-            spans.append([line, line])
-    listed = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
-    return f"line {listed}" if len(lines) == 1 else f"lines {listed}"
+    return f"line {number_spans(lines)}" if len(lines) == 1 else f"lines {number_spans(lines)}"
 
 
 def wrong_warnings(data: RunData) -> list[str]:
@@ -68,7 +72,7 @@ def unique_devices(devices: list[Device], warnings: list[str]) -> list[Device]:
         else:
             different.append(device.rank)
     if other_host:
-        ranks = _number_spans([d.rank for d in other_host])
+        ranks = number_spans([d.rank for d in other_host])
         hosts = list(dict.fromkeys([by_rank[d.rank].host for d in other_host] + [d.host for d in other_host]))
         warnings.append(
             f"rank{'s' if len(other_host) > 1 else ''} {ranks} appear{'' if len(other_host) > 1 else 's'} "
@@ -78,12 +82,7 @@ def unique_devices(devices: list[Device], warnings: list[str]) -> list[Device]:
         )
     if different:
         warnings.append(
-            f"rank{'s' if len(different) > 1 else ''} {_number_spans(different)} "
+            f"rank{'s' if len(different) > 1 else ''} {number_spans(different)} "
             f"{'are' if len(different) > 1 else 'is'} listed twice with different devices"
         )
     return sorted(by_rank.values(), key=lambda d: d.rank)
-
-
-def _number_spans(numbers: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
-    return line_spans(numbers).split(" ", 1)[1]
