@@ -35,6 +35,7 @@ __all__ = [
     "infer_nics",
     "infer_p2p",
     "infer_version",
+    "p2p_disabled",
     "setting",
 ]
 
@@ -74,6 +75,12 @@ instance pages, :mod:`commsim.topology.linkkinds`); another family (p4de, p5e ..
 def setting(settings: RunSettings, name: str) -> Evidence | None:
     """The log's evidence for one forced ``NCCL_*`` variable, or None."""
     return settings.env.get(name)
+
+
+def p2p_disabled(settings: RunSettings) -> Evidence | None:
+    """The log's ``NCCL_P2P_DISABLE=1`` (NCCL's P2P transport off, over NVLink too), or None."""
+    disabled = setting(settings, "NCCL_P2P_DISABLE")
+    return disabled if _value(disabled) == "1" else None
 
 
 def _value(evidence: Evidence | None) -> str | None:
@@ -304,9 +311,8 @@ def infer_p2p(
         evidence = settings.evidence.get("p2p", (settings.p2p,))
         note = f"NCCL joins GPUs of a host with {how}"
         return Fact("p2p", used, evidence, option="--p2p/--no-p2p", note=note)
-    disabled = setting(settings, "NCCL_P2P_DISABLE")
-    if _value(disabled) == "1":
-        assert disabled is not None
+    disabled = p2p_disabled(settings)
+    if disabled is not None:
         return Fact(
             "p2p", False, (disabled,), option="--p2p/--no-p2p", note="NCCL_P2P_DISABLE=1 forces it off"
         )

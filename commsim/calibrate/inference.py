@@ -34,7 +34,7 @@ from commsim.calibrate.infer_settings import (
     infer_nics,
     infer_p2p,
     infer_version,
-    setting,
+    p2p_disabled,
 )
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.parser_checks import number_spans
@@ -540,8 +540,7 @@ def _p2p_transport_off(p2p: Fact, settings: RunSettings) -> bool:
     (NVLink bridges, NVSwitch, xGMI) in use."""
     if p2p.value or p2p.assumed:
         return False
-    disabled = setting(settings, "NCCL_P2P_DISABLE")
-    return (disabled is not None and str(disabled.value).strip() == "1") or any(
+    return p2p_disabled(settings) is not None or any(
         e.source == "NCCL INFO channel line" for e in p2p.evidence
     )
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from commsim.calibrate import verdict_evidence as signs
 from commsim.calibrate.evidence import Evidence
+from commsim.calibrate.infer_settings import p2p_disabled
 from commsim.calibrate.parser import NcclTestsLog, NcclTestsRow
 from commsim.calibrate.parser_checks import line_spans, wrong_rows
 
@@ -222,8 +223,8 @@ def _far_nic(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
 def _p2p_off(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
     if not validation.inference.topology.peer_to_peer:
         return []  # the model already priced the host-memory path
-    disabled = validation.log.settings.env.get("NCCL_P2P_DISABLE")
-    if disabled is not None and str(disabled.value).strip() == "1":
+    disabled = p2p_disabled(validation.log.settings)
+    if disabled is not None:
         return [f"peer-to-peer off: NCCL_P2P_DISABLE=1 ({_where(disabled)}) but the model assumed it on"]
     host = {d.rank: d.host for d in validation.log.devices}
     for link in signs.transports(lines):
