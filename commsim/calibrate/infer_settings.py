@@ -20,6 +20,7 @@ assumed.
 
 from __future__ import annotations
 
+import math
 import re
 
 from commsim.calibrate.evidence import Evidence, Fact
@@ -252,12 +253,14 @@ def infer_nics(
     per_host_default: int | None,
     host_gpus: int,
     network_kind: str | None = None,
+    slots: int | None = None,
 ) -> Fact:
     """NICs per host that join the network (``network_kind``: the link kind chosen for it).
 
     Order: ``--nics-per-node``; NCCL's ``NET/...: Using [0]... [1]...`` list; the
     EFA NICs of the AWS instance aws-ofi-nccl names (when the network is EFA); the
-    plugin's ``(found N nics)`` count (per GPU on newer plugins); the transport's default.
+    plugin's ``(found N nics)`` count (per GPU on newer plugins); the transport's default
+    (:func:`_assumed_nics`: for the ``host_gpus`` modelled per host, at most a board's ``slots``).
     """
     if option is not None:
         if option < 1:
@@ -281,9 +284,37 @@ def infer_nics(
             option="--nics-per-node",
             note="the NICs NCCL's channels use on a host" if used else "the NICs NCCL lists on a host",
         )
-    value = per_host_default if per_host_default is not None else host_gpus
-    note = f"{value} per host assumed ({'the transport' if per_host_default else 'one per GPU'})"
+    value, note = _assumed_nics(per_host_default, host_gpus, network_kind, slots)
     return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
+
+
+_TRANSPORT_HOST_GPUS = {"slingshot": 4, "efa": 8, "tcpxo": 8, "tcpx": 8}
+"""GPUs of the hosts a transport's usual NIC count describes (:func:`_kind_for`): HPE Cray EX nodes
+(4 GPUs, 4 Slingshot NICs), AWS p4d/p5 and GCP A3 (8 GPUs). A host modelled with fewer GPUs gets
+their share of those NICs: NCCL uses the NICs near the GPUs it runs on."""
+
+
+def _assumed_nics(
+    per_host: int | None, host_gpus: int, network_kind: str | None, slots: int | None
+) -> tuple[int, str]:
+    """The NICs per host to assume, and why: the transport's usual count (its share for a host
+    modelled with fewer GPUs than the transport's hosts have), else one per GPU; never more than a
+    board's fixed ``slots`` (a DGX-1 has 4)."""
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    value = per_host if per_host is not None else host_gpus
+    note = f"{value} per host assumed ({'the transport' if per_host else 'one per GPU'})"
+    kind = LINK_KINDS.get(network_kind) if network_kind else None
+    host = _TRANSPORT_HOST_GPUS.get(kind.transport or "") if kind is not None else None
+    if per_host is not None and host is not None and host_gpus < host:
+        value = max(1, math.ceil(per_host * host_gpus / host))
+        note = (
+            f"{value} per host assumed: the transport's usual {per_host} NICs for {host} GPUs, "
+            f"shared by the {host_gpus} GPU(s) modelled per host"
+        )
+    if slots is not None and value > slots:
+        value, note = slots, f"{slots} per host assumed: the board has {slots} NIC slots"
+    return value, note
 
 
 def infer_p2p(

@@ -20,7 +20,6 @@ such boards joined by the network the log names
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -203,9 +202,9 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         box_gpus = board.gpus if board is not None else per_node
         host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
         facts["network"] = network
-        nics_fact = infer_nics(settings, options.nics_per_node, per_host, host_count, str(network.value))
-        facts["nics_per_node"] = _fit_assumed_nics(nics_fact, str(network.value), per_host, host_count, board)
         nic = str(network.value)
+        slots = _board_nic_slots(board)
+        facts["nics_per_node"] = infer_nics(settings, options.nics_per_node, per_host, host_count, nic, slots)
         nics = int(facts["nics_per_node"].value)
         if board is not None and board.cls == "nvl72":
             nics *= NVL72_DOMAIN // HOST_GPUS["nvl72"]
@@ -373,32 +372,6 @@ def _one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
             option="--gpu",
             note="the catalogue has no memory bandwidth for this GPU; the H100 SXM's is used",
         )
-
-
-_TRANSPORT_HOST_GPUS = {"slingshot": 4, "efa": 8, "tcpxo": 8, "tcpx": 8}
-"""GPUs of the hosts a transport's usual NIC count describes (``infer_settings._kind_for``): HPE Cray
-EX nodes (4 GPUs, 4 Slingshot NICs), AWS p4d/p5 and GCP A3 (8 GPUs). A box that models fewer GPUs
-per host gets their share of those NICs: NCCL uses the NICs near the GPUs it runs on."""
-
-
-def _fit_assumed_nics(fact: Fact, nic: str, per_host: int | None, box_gpus: int, board: Board | None) -> Fact:
-    """An assumed NIC count fitted to the modelled host (``box_gpus``: its GPUs; an NVL72 tray's 4): its
-    GPUs' share of a transport's usual NICs per host, and no more NICs than a fixed board has slots
-    for (a DGX-1 has 4)."""
-    if not fact.assumed:
-        return fact
-    value, note = int(fact.value), fact.note
-    host = _TRANSPORT_HOST_GPUS.get(LINK_KINDS[nic].transport or "") if nic in LINK_KINDS else None
-    if per_host is not None and host is not None and box_gpus < host:
-        value = max(1, math.ceil(per_host * box_gpus / host))
-        note = (
-            f"{value} per host assumed: the transport's usual {per_host} NICs for {host} GPUs, "
-            f"shared by the {box_gpus} GPU(s) modelled per host"
-        )
-    slots = _board_nic_slots(board)
-    if slots is not None and value > slots:
-        value, note = slots, f"{slots} per host assumed: the board has {slots} NIC slots"
-    return Fact(fact.name, value, fact.evidence, assumed=True, option=fact.option, note=note)
 
 
 def _board_nic_slots(board: Board | None) -> int | None:
