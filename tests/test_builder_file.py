@@ -69,15 +69,26 @@ def test_a_bad_builder_file_is_refused_at_its_line(text: str, message: str) -> N
     assert str(caught.value).startswith(message)
 
 
+def _validate_dgx2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], box_text: str | None
+) -> tuple[int, str, str, Path]:
+    """``validate`` of the DGX-2 broadcast log with ``--topology``: a file of ``box_text``, else the
+    builder name ``nvswitch_box``; (exit code, stdout, stderr, the file)."""
+    log = tmp_path / "dgx2.log"
+    log.write_text(DGX2_BROADCAST)
+    box = tmp_path / "dgx2.yaml"
+    if box_text is not None:
+        box.write_text(box_text)
+    topology = str(box) if box_text is not None else "nvswitch_box"
+    code, out, err = run_cli(["validate", str(log), "--topology", topology], capsys)
+    return code, out, err, box
+
+
 def test_validate_takes_a_builder_file_for_a_16_gpu_nvswitch_box(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The outside log's 12 ranks on the file's 16-GPU box; the board is the option's."""
-    log = tmp_path / "dgx2.log"
-    log.write_text(DGX2_BROADCAST)
-    box = tmp_path / "dgx2.yaml"
-    box.write_text(DGX2)
-    code, out, err = run_cli(["validate", str(log), "--topology", str(box)], capsys)
+    code, out, err, _ = _validate_dgx2(tmp_path, capsys, DGX2)
     assert code == 0, err
     assert "board = nvswitch_box_16xnvlink2 (option --topology" in " ".join(out.split())
 
@@ -85,11 +96,7 @@ def test_validate_takes_a_builder_file_for_a_16_gpu_nvswitch_box(
 def test_validate_refuses_a_bad_builder_file_with_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    log = tmp_path / "dgx2.log"
-    log.write_text(DGX2_BROADCAST)
-    box = tmp_path / "dgx2.yaml"
-    box.write_text("builder: nvswitch_box\ngpu: 12\n")
-    code, _, err = run_cli(["validate", str(log), "--topology", str(box)], capsys)
+    code, _, err, box = _validate_dgx2(tmp_path, capsys, "builder: nvswitch_box\ngpu: 12\n")
     assert code == 2
     assert f"{box}:2:1: gpu: builder 'nvswitch_box' has no field 'gpu'; valid: gpus," in err
     assert "Traceback" not in err
@@ -101,9 +108,7 @@ def test_a_named_box_too_small_for_the_run_points_to_a_builder_file(
     """--topology nvswitch_box builds the builder's default 8-GPU box (``--gpus`` is the run's rank
     count, not the builder's): the 12-rank log is refused, and the message names the builder file that
     would give a box of 12."""
-    log = tmp_path / "dgx2.log"
-    log.write_text(DGX2_BROADCAST)
-    code, _, err = run_cli(["validate", str(log), "--topology", "nvswitch_box"], capsys)
+    code, _, err, _ = _validate_dgx2(tmp_path, capsys, None)
     assert code == 2
     said = " ".join(err.split())
     assert "the machine has 1 box(es) of 8 GPU(s) but the run has 1 host(s) of 12 rank(s)" in said
