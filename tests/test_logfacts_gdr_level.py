@@ -82,6 +82,6 @@ def test_path_levels_are_read_as_nccl_reads_them_and_never_crash(value: str, lev
     """NCCL reads a value starting with an ASCII digit with ``strtol(value, NULL, 0)``: ``0x2`` is 2
     (PXB), ``2abc`` is 2, ``010`` is octal 8 (capped to SYS), ``08`` stops at the 8 (0, LOC), a 5000-digit
     number is capped (SYS); anything else is a name, compared in upper case (``²`` is no digit to C)."""
-    from commsim.calibrate.settings import _path_level
+    from commsim.calibrate.settings_choice import _path_level
 
     assert _path_level(value) == level

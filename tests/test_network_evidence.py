@@ -17,7 +17,8 @@ import pytest
 from commsim.calibrate.infer_settings import infer_network, infer_nics, infer_version
 from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import parse_nccl_tests
-from commsim.calibrate.settings import read_settings, version_in_code_line
+from commsim.calibrate.settings import read_settings
+from commsim.calibrate.settings_lines import version_in_code_line
 from commsim.calibrate.validate import validate_file
 
 DATA = Path(__file__).parent / "data" / "nccl-tests"

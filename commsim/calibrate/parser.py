@@ -32,7 +32,7 @@ from os import PathLike
 from pathlib import Path
 
 from commsim.calibrate.evidence import Evidence
-from commsim.calibrate.settings import RunSettings, decode_version_code  # noqa: F401 (re-exported)
+from commsim.calibrate.settings import RunSettings
 from commsim.errors import ParseError, UnknownNameError
 
 __all__ = [

@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from commsim.calibrate.parser import Device, NcclTestsRow, decode_version_code, find_program
+from commsim.calibrate.parser import Device, NcclTestsRow, find_program
 from commsim.calibrate.parser_common import (
     GBPS,
     Measured,
@@ -33,6 +33,7 @@ from commsim.calibrate.parser_common import (
     RunData,
 )
 from commsim.calibrate.settings import read_json_settings
+from commsim.calibrate.settings_lines import decode_version_code
 from commsim.errors import ParseError
 
 __all__ = ["read_json_run"]

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from commsim.calibrate.parser import Device, decode_version_code, find_program
+from commsim.calibrate.parser import Device, find_program
 from commsim.calibrate.parser_checks import line_spans
 from commsim.calibrate.parser_common import (
     CleanText,
@@ -48,7 +48,8 @@ from commsim.calibrate.parser_table import (
     width_message,
     without_start,
 )
-from commsim.calibrate.settings import inherit_settings, read_settings, version_in_code_line
+from commsim.calibrate.settings import inherit_settings, read_settings
+from commsim.calibrate.settings_lines import decode_version_code, version_in_code_line
 from commsim.errors import ParseError
 
 __all__ = ["looks_like_row", "read_text_runs", "split_runs"]
