@@ -178,6 +178,18 @@ def test_json_env_and_version() -> None:
     assert (log.settings.version.value, log.settings.env) == ("2.28.9", {})
 
 
+def test_container_version_variable_on_a_command_line_is_not_a_setting() -> None:
+    """NVIDIA containers export NCCL_VERSION=<packaged version>; NCCL never reads it. A script's
+    ``export NCCL_VERSION=2.18.3`` or ``mpirun -x NCCL_VERSION=...`` is no setting either (as in
+    INFO lines and the JSON env), while the NCCL_ALGO beside it is."""
+    lines = [
+        "export NCCL_VERSION=2.18.3-1",
+        "mpirun -np 2 -x NCCL_VERSION=2.18.3-1 -x NCCL_ALGO=Ring ./build/all_reduce_perf -g 1",
+    ]
+    settings = read_settings(lines)
+    assert {name: e.value for name, e in settings.env.items()} == {"NCCL_ALGO": "Ring"}
+
+
 def test_env_and_info_line_in_conflict_are_both_kept() -> None:
     """The user asked for Ring on the command line; NCCL reports it was given Tree."""
     lines = [

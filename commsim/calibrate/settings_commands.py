@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings_choice import Found
+from commsim.calibrate.settings_lines import NOT_SETTINGS
 
 __all__ = ["ASSIGNMENT", "read_commands"]
 
@@ -30,6 +31,8 @@ def read_commands(found: Found, lines: Sequence[str], first_line: int) -> None:
     for number, command in _commands(lines, first_line):
         last = {name: (value, source) for name, value, source in _command_settings(command)}
         for name, (value, source) in last.items():  # a command setting one name twice: the last wins
+            if name in NOT_SETTINGS:
+                continue
             line = _line_naming(lines, first_line, number, name)
             found.add(name, 2, Evidence.at(value, source, line, command))
 
