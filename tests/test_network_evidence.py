@@ -56,6 +56,23 @@ def test_settings_choose_the_transport(options: str, arch: str, expected: str) -
     assert network([MPIRUN.format(options)], arch)[0] == expected
 
 
+@pytest.mark.parametrize(
+    ("net", "expected"),
+    [
+        ('"AWS Libfabric"', "efa_v2"),  # 'libfabric' holds 'ib': it was read as IB verbs
+        ("GPUDirectTCPX", "tcpx_200g"),
+        ("FasTrak", "tcpxo_200g"),
+        ("IB", "ib_ndr"),
+    ],
+)
+def test_nccl_net_names_the_network_as_nccls_own_line_does(net: str, expected: str) -> None:
+    """NCCL_NET takes the name NCCL prints in 'Using network X' (AWS Libfabric, GPUDirectTCPX, FasTrak,
+    IB): it means the same transport there, whole names compared (Hopper defaults: efa_v2, tcpx_200g,
+    tcpxo_200g, ib_ndr), and cites the setting."""
+    kind, source, _ = network([MPIRUN.format(f"-x NCCL_NET={net}")])
+    assert (kind, source) == (expected, f"NCCL_NET={net.strip(chr(34))}")
+
+
 def test_an_exclusion_list_asks_for_nothing() -> None:
     """'^mlx5_1' only removes a device: a PCIe box keeps its TCP default."""
     assert network([MPIRUN.format("-x NCCL_IB_HCA=^mlx5_1")], "ada", nvlink_board=False)[0] == "tcp_100g"

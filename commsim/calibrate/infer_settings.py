@@ -26,6 +26,7 @@ import re
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.settings import RunSettings
+from commsim.calibrate.settings_lines import network_name
 from commsim.hardware import GpuSpec
 
 __all__ = [
@@ -92,11 +93,9 @@ def _transport_from_env(settings: RunSettings) -> Evidence | None:
     ib_disable, net = setting(settings, "NCCL_IB_DISABLE"), setting(settings, "NCCL_NET")
     if _value(ib_disable) == "1":
         return Evidence("socket", f"NCCL_IB_DISABLE=1 ({ib_disable.describe()})")  # type: ignore[union-attr]
-    if net is not None and _value(net):
-        name = (_value(net) or "").lower()
-        for key, transport in (("socket", "socket"), ("ib", "ib"), ("ofi", "efa"), ("libfabric", "efa")):
-            if key in name:
-                return Evidence(transport, f"NCCL_NET={_value(net)}", net.line, net.text)
+    transport = network_name(_value(net) or "")
+    if net is not None and transport is not None:
+        return Evidence(transport, f"NCCL_NET={_value(net)}", net.line, net.text)
     return None
 
 

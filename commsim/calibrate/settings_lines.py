@@ -19,7 +19,7 @@ from typing import Any
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings_choice import Found
 
-__all__ = ["NOT_SETTINGS", "decode_version_code", "read_line", "version_in_code_line"]
+__all__ = ["NOT_SETTINGS", "decode_version_code", "network_name", "read_line", "version_in_code_line"]
 
 NOT_SETTINGS = {"NCCL_VERSION"}  # set by NVIDIA containers to the packaged version, not read by NCCL
 
@@ -108,7 +108,7 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
         0,
         _INFO,
         re.compile(r"NCCL INFO Using network (\S.*?)\s*$"),
-        lambda m: _network_name(m.group(1)),
+        lambda m: network_name(m.group(1)),
     ),
     (
         "network",
@@ -202,7 +202,12 @@ _ENV_OFI = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+) to \"?([^\"\s]+)\"?")
 _OFI_NVLS_OFF = re.compile(r"NET/OFI Disabling NVLS support due to NCCL version")
 
 
-def _network_name(name: str) -> str | None:
+def network_name(name: str) -> str | None:
+    """The transport a network's name means, as NCCL's ``Using network X`` line or ``NCCL_NET`` gives it
+    ('IB', 'Socket', 'AWS Libfabric', 'GPUDirectTCPX', 'FasTrak', a cxi provider), else None.
+
+    The whole name is the key (letters only): 'AWS Libfabric' contains 'ib' but is not IB.
+    """
     key = re.sub(r"[^a-z]", "", name.lower())
     names = {"ib": "ib", "socket": "socket", "awslibfabric": "efa", "ofi": "efa", "libfabric": "efa"}
     if key in names:
