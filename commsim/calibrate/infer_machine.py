@@ -115,7 +115,11 @@ def host_gpus(spec: GpuSpec) -> int | None:
 
 @dataclass(frozen=True)
 class Board:
-    """The board chosen for one host: its class, its GPU count, and the fact."""
+    """The board chosen for one host: its class, its GPU count, and the fact.
+
+    For ``nvl72`` the GPU count is the NVLink domain's, the box of the machine: 72 (a rack) when the
+    hosts share domains, 4 (one compute tray) when each host is a domain of its own.
+    """
 
     cls: str
     gpus: int
@@ -134,7 +138,10 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
     highest = max((max(d) for d in devices or () if d), default=-1) + 1
     need = max(per_node, highest)
     if "nvl72" in classes and per_node <= HOST_GPUS["nvl72"]:
-        note = f"{spec.name} comes in NVL72 racks: 18 trays of 4 GPUs on one NVLink domain"
+        note = (
+            f"{spec.name} comes in NVL72 racks: compute trays of 4 GPUs, the 18 trays of a rack on one "
+            "NVLink domain"
+        )
         return Board("nvl72", NVL72_DOMAIN, Fact("board", "nvl72", (), option="--topology", note=note))
     fixed = [(c, HOST_GPUS[c]) for c in classes if c in HOST_GPUS]
     fits = [(c, g) for c, g in fixed if g >= need]
@@ -181,7 +188,8 @@ def _fixed_board(
 
 
 def build_box(spec: GpuSpec, board: Board, p2p: bool, nics: int, nic: str | None) -> Topology:
-    """One host (or, for NVL72, one rack) of the board class, with ``nics`` NICs of kind ``nic``."""
+    """One host (or, for NVL72, one NVLink domain of ``board.gpus`` GPUs: a rack, or a tray whose
+    hosts share none) of the board class, with ``nics`` NICs of kind ``nic``."""
     from commsim.topology import machines
     from commsim.topology.resolve import get_topology
 
@@ -206,11 +214,11 @@ def build_box(spec: GpuSpec, board: Board, p2p: bool, nics: int, nic: str | None
         return machines.xgmi_box(
             gpus=8, links_per_peer=per_peer, link_bandwidth=spec.fabric_link_Bps, **common
         )
-    if board.cls == "nvl72":
-        trays = NVL72_DOMAIN // HOST_GPUS["nvl72"]
+    if board.cls == "nvl72":  # one NVLink domain: a rack, or one tray when hosts do not share one
+        trays = board.gpus // HOST_GPUS["nvl72"]
         rack = {k: v for k, v in common.items() if k not in ("nics", "pcie")}
         rack["nics_per_tray"] = nics // trays if nic else 0
-        return machines.nvl72_rack(gpus=NVL72_DOMAIN, **fabric, **rack)
+        return machines.nvl72_rack(gpus=board.gpus, **fabric, **rack)
     if board.cls == "dgx1_cube":
         return get_topology("dgx1_v100" if spec.arch == "volta" else "dgx1_p100")
     sockets = 1 if board.gpus <= 4 else 2

@@ -20,10 +20,11 @@ such boards joined by the network the log names
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from commsim.calibrate.evidence import Evidence, Fact
+from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
 from commsim.calibrate.infer_layout import InferenceError, Layout, given, infer_layout, infer_ranks
 from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board, board_for, build_box, host_gpus
 from commsim.calibrate.infer_machine import infer_gpu as _infer_gpu
@@ -67,6 +68,9 @@ class RunOptions:
         Restrict NCCL's choice (``--algo``, ``--proto``), as NCCL_ALGO / NCCL_PROTO do.
     nccl_version : str, optional
         NCCL version of the run (``--nccl-version``).
+    nvlink_domain : str, optional
+        ``"shared"`` or ``"separate"`` (``--nvlink-domain``): whether the hosts of a GB200/GB300 run
+        share NVLink domains (NVL72 racks) or each is its own, reaching the others over its NICs.
     topology : Topology, optional
         The machine of one host (``--topology``); several hosts make a cluster of it.
     """
@@ -82,9 +86,12 @@ class RunOptions:
     protocols: tuple[str, ...] | None = None
     nccl_version: str | None = None
     topology: Topology | None = None
+    nvlink_domain: str | None = None
 
 
-_VERDICT_FACTS = frozenset({"gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes"})
+_VERDICT_FACTS = frozenset(
+    {"gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes", "nvlink_domain"}
+)
 """Facts that, when only assumed, make a verdict on the hardware meaningless."""
 _HOST_ONLY_FACTS = frozenset({"p2p", "board"})
 """Facts about the GPUs of one host together: with one rank per host no traffic crosses them (the
@@ -180,7 +187,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         log, ranks, options.nodes, options.gpus_per_node, _host_gpus(spec, box_source), warnings
     )
     facts["nodes"], facts["gpus_per_node"] = layout.nodes, layout.per_node
-    per_node, hosts = int(layout.per_node.value), int(layout.nodes.value)
+    per_node = int(layout.per_node.value)
     facts["launch"] = _launch(log)
     cuda_graph = _cuda_graph(log, facts, warnings)
     board = _board(spec, box_source, layout, facts)
@@ -194,7 +201,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         _has_fabric(spec, board),
         options.topology.peer_to_peer if options.topology is not None else None,
     )
-    boxes = hosts if board is None or board.cls != "nvl72" else -(-ranks // NVL72_DOMAIN)
+    board, boxes = _domains(log, raw, options, board, layout, ranks, facts, warnings)
     nic, nics = None, 0
     if boxes > 1:
         arch = spec.arch if spec is not None else "unknown"
@@ -207,7 +214,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         facts["nics_per_node"] = infer_nics(settings, options.nics_per_node, per_host, host_count, nic, slots)
         nics = int(facts["nics_per_node"].value)
         if board is not None and board.cls == "nvl72":
-            nics *= NVL72_DOMAIN // HOST_GPUS["nvl72"]
+            nics *= board.gpus // HOST_GPUS["nvl72"]  # the NICs of every tray of the box
     facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
     choices, algorithms, protocols, unmodelled = forced_choices(
         settings, options.algorithms, options.protocols
@@ -374,6 +381,44 @@ def _one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
         )
 
 
+def _domains(
+    log: NcclTestsLog,
+    raw: str,
+    options: RunOptions,
+    board: Board | None,
+    layout: Layout,
+    ranks: int,
+    facts: dict[str, Fact],
+    warnings: list[str],
+) -> tuple[Board | None, int]:
+    """The board as modelled and the boxes of the machine: one per host, or, on NVL72-class GPUs, one
+    per NVLink domain the hosts fill (:mod:`~commsim.calibrate.infer_domain`).
+
+    Hosts that share domains fill the fewest 72-GPU racks (or as many as NCCL's lines count); a host
+    that is a domain of its own is a box of one compute tray, its 4 GPUs on NVLink and its own NICs.
+    """
+    hosts, per_node = int(layout.nodes.value), int(layout.per_node.value)
+    check_nvlink_domain(options.nvlink_domain)
+    if options.nvlink_domain is not None and (board is None or board.cls != "nvl72" or hosts < 2):
+        warnings.append(
+            f"--nvlink-domain {options.nvlink_domain} is not used: it applies to runs of several hosts on "
+            "GB200/GB300-class GPUs (NVL72 compute trays), not to this one"
+        )
+    if board is None or board.cls != "nvl72":
+        return board, hosts
+    if hosts < 2:
+        return board, -(-ranks // NVL72_DOMAIN)
+    domain = infer_nvlink_domain(log, raw, options.nvlink_domain, hosts, per_node, warnings)
+    facts["nvlink_domain"] = domain.fact
+    if domain.separate:
+        return replace(board, gpus=HOST_GPUS["nvl72"]), hosts
+    fewest = -(-ranks // NVL72_DOMAIN)
+    counted = domain.domains
+    if counted is not None and fewest <= counted <= hosts:
+        return board, counted
+    return board, fewest
+
+
 def _board_nic_slots(board: Board | None) -> int | None:
     """NICs a board class has a fixed number of (the DGX-1 cube mesh: 4), None when any count fits."""
     if board is None or board.cls != "dgx1_cube":
@@ -425,7 +470,7 @@ def _rank_gpus(
     facts: dict[str, Fact],
 ) -> tuple[str, ...]:
     """The GPU of every rank: each host's listed device indices, else its first GPUs."""
-    if board is not None and board.cls == "nvl72":
+    if board is not None and board.cls == "nvl72" and board.gpus > HOST_GPUS["nvl72"]:
         return _rack_gpus(gpu_names, ranks, per_node, facts)
     out: list[str] = []
     devices = layout.devices

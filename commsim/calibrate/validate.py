@@ -205,8 +205,8 @@ def _expected_error() -> dict[str, Any]:
 
 
 def _raw_tool_text(raw: str) -> str:
-    """The log without our ``## `` commentary lines."""
-    return "\n".join(line for line in raw.splitlines() if not line.lstrip().startswith("## "))
+    """The log with our ``## `` commentary lines blanked (so the others keep their line numbers)."""
+    return "\n".join("" if line.lstrip().startswith("## ") else line for line in raw.splitlines())
 
 
 def validate_log(

@@ -60,6 +60,15 @@ Proto = Annotated[
 NcclVersion = Annotated[
     str | None, typer.Option("--nccl-version", help="NCCL version of the run, e.g. 2.21.5.")
 ]
+NvlinkDomain = Annotated[
+    str | None,
+    typer.Option(
+        "--nvlink-domain",
+        help="Whether the hosts of a GB200/GB300 run share NVLink domains: shared (NVL72 racks) or separate "
+        "(each host its own, reaching the others over its NICs). Default: NCCL's INFO lines, else shared "
+        "(assumed).",
+    ),
+]
 Collective = Annotated[
     str | None,
     typer.Option(
@@ -90,6 +99,7 @@ def validate(
     algo: Algo = None,
     proto: Proto = None,
     nccl_version: NcclVersion = None,
+    nvlink_domain: NvlinkDomain = None,
     calibrated: Annotated[
         Path | None, typer.Option(help="Calibrated topology from 'commsim calibrate'.")
     ] = None,
@@ -120,6 +130,7 @@ def validate(
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
+    options = _with_nvlink_domain(options, nvlink_domain)
     reports = validate_runs(log, options=options, params=params, collective=collective, n_ranks=gpus)
     if run is not None:
         if not 1 <= run <= len(reports):
@@ -185,6 +196,19 @@ def _options(
     )
 
 
+def _with_nvlink_domain(options: RunOptions, nvlink_domain: str | None) -> RunOptions:
+    """``options`` with ``--nvlink-domain``, refused unless it names one of its values."""
+    from dataclasses import replace
+
+    from commsim.calibrate.infer_domain import DOMAIN_CHOICES
+
+    if nvlink_domain is None:
+        return options
+    if nvlink_domain not in DOMAIN_CHOICES:
+        raise CommsimError(f"--nvlink-domain {nvlink_domain!r}: valid: {', '.join(DOMAIN_CHOICES)}")
+    return replace(options, nvlink_domain=nvlink_domain)
+
+
 def _check_nic(nic: str) -> None:
     """Refuse a ``--nic`` that names no network link kind, even for a run on one host."""
     from commsim.errors import did_you_mean
@@ -225,6 +249,7 @@ def calibrate(
     algo: Algo = None,
     proto: Proto = None,
     nccl_version: NcclVersion = None,
+    nvlink_domain: NvlinkDomain = None,
     collective: Collective = None,
     fit_param: Annotated[
         list[str] | None, typer.Option("--fit", help="Fit only these parameters (repeatable).")
@@ -240,6 +265,7 @@ def calibrate(
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
+    options = _with_nvlink_domain(options, nvlink_domain)
     validations = [
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
     ]
