@@ -132,6 +132,8 @@ OPTIONS: dict[str, RunOptions] = {
     "H100-SXM5-4GPU-NVLink_all_gather_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
     "H100-SXM5-4GPU-NVLink_all_reduce_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
     "H100-SXM5-4GPU-NVLink_reduce_scatter_8gpu_2node-IB-NDR200x4_1.txt": _NDR200X4,
+    # the README: one GB200 NVL72 rack, its 18 trays on the NVL72 NVLink switch fabric (MNNVL, IMEX)
+    "GB200-NVL72-CoreWeave_all_reduce_72gpu_1rack_1.txt": RunOptions(nvlink_domain="shared"),
 }
 """Facts a log does not print, given as a user would (from the data README's hardware column)."""
 
@@ -140,6 +142,7 @@ OUTSIDE = DATA.parent / "outside"
 
 _MI250X_SS11 = RunOptions(gpu="MI250X", nodes=4, gpus_per_node=8, nic="slingshot_200g")
 _ROCE400X8 = RunOptions(nic="roce_400g", nics_per_node=8)
+_GB300_2RACKS = replace(_ROCE400X8, nvlink_domain="shared")
 _MI355X_AINIC = RunOptions(gpu="MI355X", nic="roce_400g", nics_per_node=8)
 _MI300X_SPLIT = RunOptions(gpu="MI300X", nodes=2, gpus_per_node=1, nics_per_node=1)
 _MI355X_POLLARA = RunOptions(gpu="MI355X", nodes=2, gpus_per_node=8, nic="roce_400g", nics_per_node=8)
@@ -181,12 +184,17 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     # 2 (4) nodes x 8 MI355X, 8 Pollara 400G RoCE NICs per node
     "25_MI355X-Pollara-OCI-2node-allreduce.txt": (_MI355X_POLLARA, None),
     "26_MI355X-Pollara-OCI-4node-alltoall.txt": (replace(_MI355X_POLLARA, nodes=4), None),
-    # 8 x 400 Gbps RoCE NICs per BM.GPU.GB300.4 host join the 2 racks
-    "28_GB300-OCI-NVL72-32node-2rack-allreduce.txt": (_ROCE400X8, None),
-    "29_GB300-OCI-32host-2rack-alltoall.txt": (_ROCE400X8, None),
+    # 16 BM.GPU.GB300.4 hosts in one NVL72 rack, run with NCCL_MNNVL_ENABLE=1 (multi-host NVLink)
+    "27_GB300-OCI-NVL72-16node-1rack-allreduce.txt": (RunOptions(nvlink_domain="shared"), None),
+    # 2 such racks (MNNVL), joined by 8 x 400 Gbps RoCE NICs per BM.GPU.GB300.4 host
+    "28_GB300-OCI-NVL72-32node-2rack-allreduce.txt": (_GB300_2RACKS, None),
+    "29_GB300-OCI-32host-2rack-alltoall.txt": (_GB300_2RACKS, None),
     # "AMD Instinct MI355X, gfx950", 8 AMD AI NICs (ionic, RoCE 400G) per host
     "30_MI355X-AINIC-2node-16rank-rccl-allreduce.txt": (_MI355X_AINIC, None),
     "31_MI355X-AINIC-2node-16rank-rccl-alltoall.txt": (_MI355X_AINIC, None),
+    # "If Pods are scheduled on nodes in distinct NVLink domains, this test represents cross-domain RDMA
+    # throughput, as shown in the provided output": each A4X Max host an NVLink domain of its own
+    "35_GB300-GKE-A4XMax-2node-8gpu-allgather-collapsed-ws.txt": (RunOptions(nvlink_domain="separate"), None),
     # the same machines as 22 (its topo -m) after NUMA Nodes Per Socket = 4
     "39_A100PCIe-2node-1gpu-HDR-NPS4-hoststaged.txt": (RunOptions(nic="ib_hdr"), None),
     # a CSCS Alps page (its srun has Slingshot's --network=disable_rdzv_get): HPE Slingshot (CXI)
@@ -653,6 +661,7 @@ _FLAGS = (
     ("nic", "--nic"),
     ("nics_per_node", "--nics-per-node"),
     ("nccl_version", "--nccl-version"),
+    ("nvlink_domain", "--nvlink-domain"),
 )
 """The :class:`RunOptions` fields the outside logs use, and their ``commsim validate`` options."""
 
