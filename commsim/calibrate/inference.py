@@ -15,7 +15,9 @@ Order of evidence for the machine of one host: ``--topology``; an
 and the number of GPUs per host choose the board
 (:mod:`~commsim.calibrate.infer_machine`). Several hosts make a cluster of
 such boards joined by the network the log names
-(:mod:`~commsim.calibrate.infer_settings`).
+(:mod:`~commsim.calibrate.infer_settings`); GB200/GB300 hosts make a cluster
+of NVL72 racks when they share NVLink domains, of one-tray boxes when they do
+not (:mod:`~commsim.calibrate.infer_domain`).
 """
 
 from __future__ import annotations
