@@ -35,17 +35,19 @@ from dataclasses import dataclass, field, replace
 
 from commsim.algorithms.base import Problem
 from commsim.collectives import Collective
-from commsim.errors import AlgorithmError
+from commsim.errors import AlgorithmError, UnknownNameError
 from commsim.nccl import candidates as cand
+from commsim.nccl import rccl
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
 from commsim.nccl.channels import ring_packing
 from commsim.nccl.chunking import fill_s
+from commsim.nccl.costs import NVLS_GENERATION, net_route_latency, nvlink_port_Bps, one_rank
 from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.network import network_Bps, node_hops, node_rings
 from commsim.nccl.params import NcclParams
+from commsim.nccl.rccl_tables import RcclTable, rccl_table_for
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
-from commsim.topology.linkkinds import LINK_KINDS
 from commsim.topology.model import Topology
 
 __all__ = [
@@ -100,6 +102,9 @@ class NcclPrediction:
 
 _Memo = dict[tuple[object, ...], float]
 
+AMD_TABLES = ("nccl", "rccl")
+"""Cost tables an AMD GPU can be priced with (:class:`NcclModel` ``amd_tables``)."""
+
 
 @dataclass
 class NcclModel:
@@ -112,11 +117,17 @@ class NcclModel:
         Physical parameters (defaults documented in :mod:`commsim.nccl.params`).
     version : str or None
         NCCL release (``"2.22.3"``); None for the newest modelled.
+    amd_tables : {"nccl", "rccl"}
+        The cost tables an AMD GPU is priced with: ``"nccl"`` (the default),
+        NVIDIA's of the same release number; ``"rccl"``, RCCL's own
+        (:mod:`commsim.nccl.rccl`). RCCL's tables choose its algorithm and
+        protocol but misprice the time of measured AMD runs (``docs/architecture.md``).
     """
 
     topology: Topology
     params: NcclParams
     version: str | None = None
+    amd_tables: str = "nccl"
     _memo: _Memo = field(default_factory=dict, repr=False)
     _machines: dict[tuple[str, ...], NcclMachine] = field(default_factory=dict, repr=False)
     _kinds: list[tuple[str, str]] = field(default_factory=list, repr=False)
@@ -132,12 +143,24 @@ class NcclModel:
         default_factory=dict, repr=False
     )
 
+    def __post_init__(self) -> None:
+        if self.amd_tables not in AMD_TABLES:
+            raise UnknownNameError("AMD cost table", self.amd_tables, AMD_TABLES)
+
     @classmethod
     def of(
-        cls, topology: Topology, params: NcclParams | None = None, version: str | None = None
+        cls,
+        topology: Topology,
+        params: NcclParams | None = None,
+        version: str | None = None,
+        amd_tables: str = "nccl",
     ) -> NcclModel:
         """The model for ``topology`` (its calibrated ``nccl:`` parameters when ``params`` is None)."""
-        return cls(topology, params or NcclParams.of(topology), version)
+        return cls(topology, params or NcclParams.of(topology), version, amd_tables)
+
+    def _rccl(self, m: NcclMachine) -> bool:
+        """Whether this machine is priced with RCCL's tables (an AMD GPU, and ``amd_tables="rccl"``)."""
+        return self.amd_tables == "rccl" and rccl.is_amd(m.arch)
 
     def with_params(self, params: NcclParams) -> NcclModel:
         """The same machine and release with other parameters (replayed bandwidths are shared)."""
@@ -147,6 +170,11 @@ class NcclModel:
     def table(self) -> TuningTable:
         """NCCL's cost table of this release."""
         return table_for(self.version)
+
+    @property
+    def rccl_table(self) -> RcclTable:
+        """RCCL's cost table of this release (AMD GPUs: :mod:`commsim.nccl.rccl`)."""
+        return rccl_table_for(self.version)
 
     def _intra(self, ranks: tuple[str, ...], transport: str, collective: Collective) -> float:
         """The box's ring bus bandwidth, or for grouped sends the box's algorithm bandwidth."""
@@ -256,8 +284,8 @@ class NcclModel:
             box = topo.device(ranks[0]).box
             first_box = tuple(r for r in ranks if topo.device(r).box == box)
             intra = self._intra(first_box, m.transport, collective)
-        port = _nvlink_port_Bps(topo, ranks[0]) * params.nvls_efficiency * NVLS_GENERATION.get(m.arch, 1.0)
-        net_lat = _net_route_latency(topo, m, ranks, params)
+        port = nvlink_port_Bps(topo, ranks[0]) * params.nvls_efficiency * NVLS_GENERATION.get(m.arch, 1.0)
+        net_lat = net_route_latency(topo, m, ranks, params)
         return m, Bandwidths(intra, net_Bps, net_lat, port, parse_version(self.version))
 
     def predict(
@@ -346,6 +374,8 @@ class NcclModel:
         self, raw: list[cand.Raw], collective: Collective, m: NcclMachine, n: int, nbytes: float
     ) -> list[cand.Raw]:
         """NCCL's size-dependent terms: the ring plateau's latency, the tree's size correction."""
+        if self._rccl(m):
+            return rccl.sized(raw, m, nbytes, self.rccl_table)
         table = self.table
         out = []
         for a, p, lat, rate in raw:
@@ -359,9 +389,12 @@ class NcclModel:
     def _raw(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
         table, n, coll = self.table, problem.n, problem.collective
         if n == 1:
-            return _one_rank(problem, self.params)
+            return one_rank(problem, self.params)
         if coll in P2P_COLLECTIVES:
             return cand.p2p(coll, n, m, bw, table)
+        if self._rccl(m):  # RCCL: ring, and tree for all-reduce (no NVLS; PAT off by default)
+            extra = rccl.tree(m, bw, self.rccl_table) if coll is Collective.ALL_REDUCE else []
+            return rccl.ring(coll, n, m, bw, self.rccl_table) + extra
         raw = cand.ring(coll, n, m, bw, table)
         if coll in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
             raw += cand.pat(n, m, bw, table)
@@ -411,56 +444,3 @@ def _host_s(params: NcclParams, n: int, gpus_per_thread: int, cuda_graph: bool =
 def _latency_scale(params: NcclParams, n: int) -> float:
     """``latency_scale`` scales NCCL's tables; a one-rank call has none (its latency is 0)."""
     return params.latency_scale if n > 1 else 1.0
-
-
-NVLS_GENERATION = {"hopper": 1.0, "blackwell": 0.74 / 0.85}
-"""NVLink SHARP's efficiency of a GPU generation relative to Hopper's, from NCCL's own
-``nvlsEfficiency`` table (``src/graph/tuning.cc``, 2.25+; ``src/tuning/nvls.cc`` from 2.28:
-Hopper 0.85, Blackwell 0.74): NVLink 5 doubles the ports' rate but the switches' reduction does not
-keep up. ``NcclParams.nvls_efficiency`` is the Hopper figure; a Blackwell GPU's NVLS runs at it times
-0.74 / 0.85 = 0.871."""
-
-
-def _nvlink_port_Bps(topology: Topology, gpu: str) -> float:
-    return sum(l.bandwidth_Bps for l in topology.links if l.src == gpu and l.family == "nvlink")
-
-
-def _net_route_latency(
-    topology: Topology, machine: NcclMachine, ranks: tuple[str, ...], params: NcclParams
-) -> float:
-    """Latency of one network hop between the first two boxes: its links, plus its transport's overhead.
-
-    The transport's overhead (``NcclParams.transport_latency_s``: the EFA
-    provider's and TCPXO's cost per message beyond the wire) comes from the
-    kind of the route's network links.
-    """
-    if machine.nodes < 2:
-        return 0.0
-    first = ranks[0]
-    other = next(r for r in ranks if topology.device(r).box != topology.device(first).box)
-    route = [topology.links[i] for i in topology.route(first, other)]
-    network = [link for link in route if link.family in ("infiniband", "ethernet")]
-    transports = {LINK_KINDS[link.kind].transport for link in network} - {None}
-    overhead = max((params.transport_latency(t) for t in transports if t is not None), default=0.0)
-    return sum(link.latency_s for link in network) + overhead
-
-
-def _one_rank(problem: Problem, params: NcclParams) -> list[cand.Raw]:
-    """One rank: NCCL copies the send buffer into the receive buffer on the GPU (out of place).
-
-    No NCCL latency: the GPU's time is the kernel's fixed cost plus the bytes
-    over its device-to-device copy rate (``local_copy_efficiency`` x memory
-    bandwidth); the host's cost of the call is ``params.one_rank_s``.
-    """
-    memory_Bps = _memory_Bps(problem.topology.device(problem.ranks[0]).model)
-    return [("local_copy", "Simple", 0.0, params.local_copy_efficiency * memory_Bps)]
-
-
-def _memory_Bps(model: str | None) -> float:
-    """The GPU's memory bandwidth from the catalogue (the H100 SXM's 3.35 TB/s when unknown: validate
-    reports that as an assumption)."""
-    from commsim.hardware import find_gpu
-
-    spec = find_gpu(model).spec if model else None
-    value = spec.memory_Bps if spec is not None else None
-    return float(value) if value else 3.35e12

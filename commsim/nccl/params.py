@@ -36,7 +36,7 @@ Defaults and where they come from:
   57 % of an H100's 450 GB/s NVLink ports as algorithm bandwidth
   (~480 GB/s bus bandwidth for 8 GPUs). This is the Hopper figure: other
   generations scale it by NCCL's own ``nvlsEfficiency`` ratio
-  (``commsim.nccl.model.NVLS_GENERATION``; Blackwell 0.74 / 0.85).
+  (``commsim.nccl.costs.NVLS_GENERATION``; Blackwell 0.74 / 0.85).
 - ``launch_s``: the host's time to issue one collective on one GPU (NCCL's
   enqueue and the kernel launch). nccl-tests enqueues its timed iterations
   back to back, so a call takes the larger of the host's issue time

@@ -31,9 +31,11 @@ releases; three eras cover the releases in real use:
     net/3.5 + 2.8 us per rank); with one GPU per node the ring's network steps
     cost the tree's network latency; LL128 on Hopper and Blackwell.
 
-RCCL keeps NCCL's table structure but scales it per machine
-(``rcclTuningModel``); those ratios are not modelled here (an AMD run uses
-the table of the NCCL release its RCCL follows).
+RCCL keeps NCCL's table structure with its own figures per machine
+(``rcclTuningModel``): :mod:`commsim.nccl.rccl_tables`. An AMD run is priced
+with the table here of the NCCL release its RCCL follows unless the model is
+asked for RCCL's (``NcclModel(..., amd_tables="rccl")``): RCCL's tables choose
+its algorithm and protocol but price measured AMD runs worse than these.
 """
 
 from __future__ import annotations
