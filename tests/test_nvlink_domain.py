@@ -214,3 +214,35 @@ def test_rack_logs_keep_their_racks_and_figures_and_wait_for_the_option(path: Pa
     assert assumed.inference.facts["nvlink_domain"].assumed
     assert assumed.verdict().startswith("cannot judge") and "--nvlink-domain" in assumed.verdict()
     assert not given.verdict().startswith("cannot judge")
+
+
+def test_nccls_node_count_sets_the_racks_of_a_larger_run(tmp_path: Path) -> None:
+    """128 GB300 ranks on 32 hosts (the two-rack all-to-all of test_nvl72_racks): NCCL's 'nNodes 4' says
+    the hosts fill 4 NVLink domains (NVL72 partitions of 8 hosts), so the machine is 4 racks, not the
+    fewest 2; a clique of 64 of the 128 ranks says 2 domains."""
+    from tests.test_nvl72_racks import LOG, OPTIONS
+
+    for line, racks in (
+        ("h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 128 nNodes 4 localRanks 32 localRank 0 MNNVL 1", 4),
+        ("h:1:1 [0] NCCL INFO MNNVL 1 cliqueId 5e2 cliqueSize 64 cliqueRank 0", 2),
+    ):
+        path = tmp_path / f"gb300_{racks}.txt"
+        path.write_text(LOG.replace("NCCL version", f"{line}\nNCCL version"))
+        report = validate_file(path, options=OPTIONS)
+        fact = report.inference.facts["nvlink_domain"]
+        assert (fact.value, fact.assumed) == ("shared", False)
+        assert _boxes(report) == [72] * racks
+
+
+def test_calibrate_takes_the_option_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``commsim calibrate`` reads logs as ``validate`` does: with ``--nvlink-domain separate`` the machine
+    it calibrates and writes is two hosts of one 4-GPU tray each, joined by their NICs."""
+    from commsim.topology import load_topology_file
+
+    output = tmp_path / "a4x_max.yaml"
+    args = ["calibrate", str(A4X_MAX), "-o", str(output), "--nvlink-domain", "separate"]
+    code, _, _ = run_cli([*args, "--nic", "roce_800g", "--nics-per-node", "4"], capsys)
+    assert code == 0
+    machine = load_topology_file(output)
+    assert sorted(len(gpus) for gpus in machine.boxes.values()) == [4, 4]
+    assert len(machine.devices_of_kind("nic")) == 8

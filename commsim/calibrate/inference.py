@@ -402,10 +402,12 @@ def _domains(
     hosts, per_node = int(layout.nodes.value), int(layout.per_node.value)
     check_nvlink_domain(options.nvlink_domain)
     if options.nvlink_domain is not None and (board is None or board.cls != "nvl72" or hosts < 2):
-        warnings.append(
-            f"--nvlink-domain {options.nvlink_domain} is not used: it applies to runs of several hosts on "
-            "GB200/GB300-class GPUs (NVL72 compute trays), not to this one"
+        why = (
+            "the machine given with --topology says how its hosts are joined"
+            if board is None
+            else "it applies to runs of several hosts on GB200/GB300-class GPUs (NVL72 compute trays)"
         )
+        warnings.append(f"--nvlink-domain {options.nvlink_domain} is not used: {why}")
     if board is None or board.cls != "nvl72":
         return board, hosts
     if hosts < 2:
