@@ -21,6 +21,7 @@ from commsim.nccl.rccl_tables import (
 )
 from commsim.topology import get_topology
 from commsim.topology.machines.amd import xgmi_box
+from commsim.topology.machines.pcie import pcie_box
 from commsim.topology.model import Topology
 
 US = 1e-6
@@ -142,12 +143,52 @@ def test_nvidia_predictions_do_not_depend_on_the_amd_tables() -> None:
 
 
 def test_amd_default_stays_on_nvidias_tables() -> None:
-    """Without amd_tables="rccl" an AMD box keeps NVIDIA's candidates (tree/Simple among them)."""
+    """Without amd_tables="rccl" an 8 x MI300X box keeps NVIDIA's 2.21 figures: ring LL latency
+    6.6 + 14 x 0.6 = 15.0 us and bandwidth 336 GB/s x 1/2 x 8/14 (no llMaxBw for an AMD generation)."""
     box = get_topology("xgmi_box")
-    pairs = {(c.algorithm, c.protocol) for c in NcclModel.of(box).predict(_all_reduce(box, 2**20)).candidates}
-    assert ("tree", "Simple") in pairs
+    chosen = NcclModel.of(box).predict(_all_reduce(box, 1024)).chosen
+    assert (chosen.algorithm, chosen.protocol) == ("ring", "LL")
+    assert chosen.latency_s == pytest.approx(15.0 * US, rel=1e-12)
+    assert chosen.algbw_Bps == pytest.approx(336e9 * 0.5 * 8 / 14, rel=1e-12)
 
 
 def test_unknown_amd_tables_name_is_refused() -> None:
     with pytest.raises(UnknownNameError, match="nccl, rccl"):
         NcclModel.of(get_topology("xgmi_box"), amd_tables="hip")
+
+
+def _one_gpu_per_node(gpu_model: str, nodes: int, collective: Collective) -> Problem:
+    """A 1 MiB call over the first GPU of each of ``nodes`` two-GPU PCIe boxes of ``gpu_model``."""
+    topology = get_topology("cluster", box=pcie_box(gpus=2, gpu_model=gpu_model), nodes=nodes)
+    firsts: dict[int, str] = {}
+    for gpu in topology.gpus:
+        firsts.setdefault(topology.device(gpu).box, gpu)
+    return Problem(topology, tuple(firsts.values()), collective, 2.0**20)
+
+
+def _pairs(model: NcclModel, problem: Problem) -> set[tuple[str, str]]:
+    return {(c.algorithm, c.protocol) for c in model.predict(problem).candidates}
+
+
+def test_rccl_rules_apply_to_amd_gpus_on_nvidias_tables() -> None:
+    """RCCL's availability rules hold whatever the tables: no LL on gfx12 (Radeon AI PRO R9700,
+    "Disable LL protocol on gfx12xx"), no tree/Simple on a single gfx942 node; NVIDIA keeps both."""
+    radeon = _one_gpu_per_node("AMD Radeon AI PRO R9700", nodes=2, collective=Collective.ALL_REDUCE)
+    assert _pairs(NcclModel.of(radeon.topology), radeon) == {
+        ("ring", "Simple"),
+        ("tree", "Simple"),
+    }
+    mi300x = get_topology("xgmi_box")
+    assert ("tree", "Simple") not in _pairs(NcclModel.of(mi300x), _all_reduce(mi300x, 2**20))
+    assert ("ring", "LL") in _pairs(NcclModel.of(mi300x), _all_reduce(mi300x, 2**20))
+    h100 = get_topology("hgx_h100")
+    assert ("tree", "Simple") in _pairs(NcclModel.of(h100), _all_reduce(h100, 2**20))
+
+
+def test_no_pat_on_amd_gpus() -> None:
+    """RCCL's NCCL_PAT_ENABLE defaults to 0: an all-gather over one AMD GPU per node has no PAT
+    candidate, where NVIDIA's 2.23+ table offers one."""
+    amd = _one_gpu_per_node("AMD Instinct MI300X", nodes=4, collective=Collective.ALL_GATHER)
+    nvidia = _one_gpu_per_node("NVIDIA H100 PCIe", nodes=4, collective=Collective.ALL_GATHER)
+    assert ("pat", "Simple") not in _pairs(NcclModel.of(amd.topology, version="2.27.7"), amd)
+    assert ("pat", "Simple") in _pairs(NcclModel.of(nvidia.topology, version="2.27.7"), nvidia)

@@ -121,7 +121,8 @@ class NcclModel:
         The cost tables an AMD GPU is priced with: ``"nccl"`` (the default),
         NVIDIA's of the same release number; ``"rccl"``, RCCL's own
         (:mod:`commsim.nccl.rccl`). RCCL's tables choose its algorithm and
-        protocol but misprice the time of measured AMD runs (``docs/architecture.md``).
+        protocol but misprice the time of measured AMD runs (``docs/architecture.md``);
+        RCCL's availability rules (:func:`commsim.nccl.rccl.rules`) apply either way.
     """
 
     topology: Topology
@@ -402,7 +403,7 @@ class NcclModel:
             raw += cand.tree(n, m, bw, table)
             if m.nvls:
                 raw += cand.nvls(m, bw, table)
-        return raw
+        return rccl.rules(raw, m, self.rccl_table) if rccl.is_amd(m.arch) else raw
 
 
 def predict(

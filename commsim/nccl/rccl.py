@@ -33,7 +33,7 @@ from commsim.nccl.machine import NcclMachine
 from commsim.nccl.rccl_tables import RcclModel, RcclTable
 from commsim.nccl.tuning import PROTOCOLS
 
-__all__ = ["NET_OVERHEAD_s", "is_amd", "ring", "sized", "tree"]
+__all__ = ["NET_OVERHEAD_s", "is_amd", "ring", "rules", "sized", "tree"]
 
 NET_OVERHEAD_s = 1e-6
 """``getNetOverhead``: 1 us per network post on Intel hosts (2 us on AMD hosts; the model does not
@@ -141,3 +141,23 @@ def sized(raw: list[Raw], m: NcclMachine, nbytes: float, table: RcclTable) -> li
         if rate > 0:
             out.append((algorithm, proto, latency, rate))
     return out or raw
+
+
+def rules(raw: list[Raw], m: NcclMachine, table: RcclTable) -> list[Raw]:
+    """RCCL's availability rules, applied to candidates priced with NVIDIA's tables.
+
+    RCCL disables, whatever the figures: LL on gfx12 (``rdna4``), tree/Simple
+    on a single gfx942 (2.24+: or gfx950) node, and PAT (``NCCL_PAT_ENABLE``
+    defaults to 0). NVLS needs NVSwitch and LL128 NVIDIA's generations, so
+    neither reaches an AMD machine anyway. RCCL also has no ring "plateau"
+    factor; NVIDIA's is kept (the model's caller applies it) because dropping
+    it worsens the 4-node MI250X log (median 15.5 % -> 22.2 %) and helps no other.
+    """
+    single_node_no_tree_simple = m.nodes == 1 and m.arch in table.tree_simple_single_node_off
+    return [
+        (a, p, lat, rate)
+        for a, p, lat, rate in raw
+        if a != "pat"
+        and not (p == "LL" and m.arch == "rdna4")
+        and not (a == "tree" and p == "Simple" and single_node_no_tree_simple)
+    ]

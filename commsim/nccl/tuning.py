@@ -35,7 +35,9 @@ RCCL keeps NCCL's table structure with its own figures per machine
 (``rcclTuningModel``): :mod:`commsim.nccl.rccl_tables`. An AMD run is priced
 with the table here of the NCCL release its RCCL follows unless the model is
 asked for RCCL's (``NcclModel(..., amd_tables="rccl")``): RCCL's tables choose
-its algorithm and protocol but price measured AMD runs worse than these.
+its algorithm and protocol but price measured AMD runs worse than these. RCCL's
+availability rules (no LL on gfx12, no tree/Simple on one gfx942/gfx950 node,
+no PAT) apply either way (:func:`commsim.nccl.rccl.rules`).
 """
 
 from __future__ import annotations
