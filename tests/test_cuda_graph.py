@@ -33,15 +33,15 @@ def _variant(tmp_path: Path, header: str) -> Path:
 
 def test_cuda_graph_run_is_priced_without_the_hosts_issue(tmp_path: Path) -> None:
     """One thread drives 8 GPUs (-g 8): replayed call by call, an 8-byte all-reduce takes the host's
-    8 x launch_s = 8 x 4.9 = 39.2 us. From a CUDA graph it takes the GPUs' time: kernel_s 3.6 us +
-    ring/LL latency (NCCL's baseLat 6.6 us + 2 x 7 steps x NVLink LL hop 0.6 us = 15.0 us) + 8 B at
-    the ring's bandwidth (a few ns) = 18.6 us."""
+    8 x launch_s = 8 x 4.9 = 39.2 us. From a CUDA graph it takes the GPUs' time: ring/LL latency
+    (NCCL's baseLat 6.6 us + 2 x 7 steps x NVLink LL hop 0.6 us = 15.0 us, kernel start and end
+    included) + 8 B at the ring's bandwidth (a few ns) = 15.0 us."""
     plain = validate_file(A100)
     graph = validate_file(_variant(tmp_path, "agg iters: 1 validation: 1 graph: 15"))
     params = NcclParams()
     assert plain.rows[0].nbytes == graph.rows[0].nbytes == 8
     assert plain.rows[0].predicted_time_s == pytest.approx(8 * params.launch_s, rel=1e-9)
-    assert graph.rows[0].predicted_time_s == pytest.approx(18.6e-6, abs=0.01e-6)
+    assert graph.rows[0].predicted_time_s == pytest.approx(15.0e-6, abs=0.01e-6)
     assert graph.inference.cuda_graph and not plain.inference.cuda_graph
     fact = graph.inference.facts["cuda_graph"]
     assert "no host issue" in fact.describe() and "-G" in fact.describe()

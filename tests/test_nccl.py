@@ -103,11 +103,11 @@ def test_nccl_algorithm_reports_its_model_time_and_replays_its_channels() -> Non
 
     The ring's bus bandwidth is 12 x 25 GB/s at NCCL's 235/300 = 235 GB/s; ring/Simple's algorithm
     bandwidth 235 x 8/14 = 134.3 GB/s; its latency (NCCL 2.21 tables) baseLat 8.4 us + 14 steps x
-    3.4 us = 56 us; plus the kernel's 3.6 us: 3.6 + 56 + 7446.8 = 7506.4 us. LL128 (0.92 of the
+    3.4 us = 56 us (kernel start and end included): 56 + 7446.8 = 7502.8 us. LL128 (0.92 of the
     bandwidth) and the tree (0.92 x 0.5) are slower at 1 GB, and the host's 8 x 4.9 us is hidden.
     """
     r = simulate("dgx_a100", "nccl", size="1 GB", params={"gpus_per_thread": 8}, verify=True)
-    expected = 3.6e-6 + (8.4e-6 + 14 * 3.4e-6) + 1e9 / (235e9 * 8 / 14)
+    expected = (8.4e-6 + 14 * 3.4e-6) + 1e9 / (235e9 * 8 / 14)
     assert r.time_s == pytest.approx(expected, rel=1e-9)
     assert r.time_s == r.analytic_time_s  # the algorithm reports its model's time, not its replay's
     assert r.replay_time_s is not None and r.replay_time_s < r.time_s
@@ -280,3 +280,15 @@ def test_broadcast_streams_at_its_slowest_hop_without_pipeline_fill() -> None:
     ring = predict(Problem(topo, ranks, Collective.ALL_GATHER, 2.0**31)).ring_busbw_Bps
     assert bcast == pytest.approx(450e9 * 20.6 / 25.0, rel=1e-6)
     assert bcast == pytest.approx(ring, rel=1e-9)
+
+
+def test_kernel_cost_is_a_one_rank_calls_own() -> None:
+    """``kernel_s`` prices the one-rank copy, which NCCL's tables give no latency: raising it by 10 us
+    adds 10 us to a one-rank call (GPU-bound at 1 GiB) and nothing to an 8-rank call, whose kernel start
+    and end are in NCCL's baseLat."""
+    topo = get_topology("dgx_a100")
+    one = Problem(topo, tuple(topo.gpus[:1]), Collective.ALL_REDUCE, 2.0**30)
+    eight = _problem("dgx_a100", 2.0**30)
+    base, more = NcclParams(), NcclParams(kernel_s=NcclParams().kernel_s + 10e-6)
+    assert predict(one, more).time_s - predict(one, base).time_s == pytest.approx(10e-6, rel=1e-9)
+    assert predict(eight, more).time_s == predict(eight, base).time_s

@@ -77,8 +77,8 @@ EXPLANATIONS: dict[tuple[str | None, str], str] = {
     ("efa", "latency"): (
         "AWS EFA network latency: EFA is reached through the libfabric plugin (NET/OFI) and its SRD "
         "protocol, and a small message costs far more than on InfiniBand. The model adds one EFA "
-        "overhead per network step (36 us, the median of the two EFA machines' sizes up to 1 KiB: 30 us "
-        "on p3dn, EFA v1 with NCCL 2.4, and 42 us on p4d, EFA v2 with NCCL 2.7); the p4d log pays far "
+        "overhead per network step (38 us, the median of the two EFA machines' sizes up to 1 KiB: 32 us "
+        "on p3dn, EFA v1 with NCCL 2.4, and 43 us on p4d, EFA v2 with NCCL 2.7); the p4d log pays far "
         "more than that from about 1 KiB on, which one figure per transport cannot follow."
     ),
     ("efa", "middle"): (

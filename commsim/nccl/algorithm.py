@@ -152,8 +152,7 @@ class Nccl(Algorithm):
         lines = [
             f"NCCL model (NCCL {version}): {prediction.machine.describe()}; ring bus bandwidth "
             f"{format_bandwidth(prediction.ring_busbw_Bps)}; time = the larger of the host's issue time "
-            f"{host} and the GPUs' time = kernel "
-            f"{format_time(params.kernel_s)} + {params.latency_scale:g} x latency + size / algbw"
+            f"{host} and the GPUs' time = {params.latency_scale:g} x latency + size / algbw"
         ]
         for c in sorted(prediction.candidates, key=lambda c: c.time_s):
             mark = "->" if c == prediction.chosen else "  "

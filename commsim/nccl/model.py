@@ -315,9 +315,9 @@ class NcclModel:
         raw = self._sized(self._base(problem, m, bw), problem.collective, m, problem.n, problem.nbytes)
         params = self.params
         host = _host_s(params, problem.n, gpus_per_thread, cuda_graph)
-        scale = _latency_scale(params, problem.n)
+        scale, fixed = _latency_scale(params, problem.n), _kernel_s(params, problem.n)
         candidates = [
-            Candidate(a, p, lat, rate, params.kernel_s + scale * lat + problem.nbytes / rate)
+            Candidate(a, p, lat, rate, fixed + scale * lat + problem.nbytes / rate)
             for a, p, lat, rate in _allowed(raw, algorithms, protocols)
         ]
         if not candidates:
@@ -355,10 +355,11 @@ class NcclModel:
             self.predict(problem, gpus_per_thread, algorithms, protocols)  # raises, naming what applies
         params, n, coll = self.params, problem.n, problem.collective
         host, scale = _host_s(params, n, gpus_per_thread, cuda_graph), _latency_scale(params, n)
+        fixed = _kernel_s(params, n)
         out = []
         for size in sizes:
             time, algorithm, lat, rate = min(
-                (params.kernel_s + scale * lat + size / rate, a, lat, rate)
+                (fixed + scale * lat + size / rate, a, lat, rate)
                 for a, _, lat, rate in self._sized(base, coll, m, n, size)
             )
             out.append(max(host, time + fill_s(algorithm, m, size, rate, scale * lat, bw.version)))
@@ -445,3 +446,10 @@ def _host_s(params: NcclParams, n: int, gpus_per_thread: int, cuda_graph: bool =
 def _latency_scale(params: NcclParams, n: int) -> float:
     """``latency_scale`` scales NCCL's tables; a one-rank call has none (its latency is 0)."""
     return params.latency_scale if n > 1 else 1.0
+
+
+def _kernel_s(params: NcclParams, n: int) -> float:
+    """The GPUs' fixed cost of a call beyond its latency: ``kernel_s`` for a one-rank copy, which has no
+    NCCL latency; none for more ranks, whose kernel start and end are in NCCL's ``baseLat`` (NVIDIA sets
+    the table to whole calls' measured times, so a kernel cost added to it would count them twice)."""
+    return params.kernel_s if n == 1 else 0.0
