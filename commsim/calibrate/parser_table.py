@@ -29,6 +29,7 @@ __all__ = [
     "read_layout",
     "read_row",
     "width_message",
+    "with_empty_columns",
     "without_start",
 ]
 
@@ -60,6 +61,9 @@ _CANONICAL = {label: name for name, labels in _LABELS.items() for label in label
 _MEASURES = {"time", "algbw", "busbw", "wrong", "error"}
 _REQUIRED = (("", "size"), ("", "count"), ("", "type"), ("oop", "time"), ("oop", "algbw"), ("oop", "busbw"))
 _SLOT_NAMES = {"oop": "out-of-place", "ip": "in-place", "": ""}
+_MAY_BE_EMPTY = (("redop",), ("root",), ("redop", "root"))
+"""Columns old nccl-tests print as blanks: ``redop`` of collectives without a reduction
+(``%6s`` of ``""`` in alltoall, gather, hypercube), ``root`` -1 (``%6s`` of ``""``)."""
 
 
 class Column(NamedTuple):
@@ -161,6 +165,30 @@ def without_start(tokens: list[str], columns: list[Column]) -> bool:
     head = boundary(columns, len(tokens))
     fits_head = head is not None and fits(tokens, columns[:head])
     return not fits_head and fits(tokens, columns[len(columns) - start :])
+
+
+def with_empty_columns(tokens: list[str], layout: Layout) -> Layout | None:
+    """The layout of a row whose ``redop`` and/or ``root`` field is blank, else None.
+
+    nccl-tests of 2019-2021 print ``redop`` with ``%6s`` of an empty name for
+    collectives without a reduction (alltoall, gather, hypercube) and some
+    versions ``root`` -1 as blanks, so such a row has fewer fields than its
+    header has columns. The row is read without those columns only when
+    every field then fits its column (sizes and counts integers, the type a
+    word, every measurement a number) and the row is not simply cut short
+    (its fields do not also fit the header's first columns): a truncated row
+    stays an error.
+    """
+    head = boundary(layout.columns, len(tokens))
+    if head is not None and fits(tokens, layout.columns[:head]):
+        return None
+    for names in _MAY_BE_EMPTY:
+        if not all(layout.has("", name) for name in names):
+            continue
+        columns = [c for c in layout.columns if not (c.slot == "" and c.name in names)]
+        if sum(c.width for c in columns) == len(tokens) and fits(tokens, columns):
+            return Layout(layout.line, columns, layout.time_per_s)
+    return None
 
 
 def read_layout(number: int, labels: list[str], fail: Callable[[str, int], ParseError]) -> Layout:

@@ -46,6 +46,7 @@ from commsim.calibrate.parser_table import (
     read_layout,
     read_row,
     width_message,
+    with_empty_columns,
     without_start,
 )
 from commsim.calibrate.settings import inherit_settings, read_settings
@@ -396,17 +397,22 @@ class _TextReader:
         self._drop_start()
         if self.pending is not None:
             raise self._fail(width_message(self.pending.tokens, self.layout), self.pending.lines[0])
-        if len(tokens) < self.layout.width:
-            if without_start(tokens, self.layout.columns):
+        layout = self.layout
+        if len(tokens) < layout.width:
+            blanks = with_empty_columns(tokens, layout)
+            if blanks is not None:
+                layout = blanks
+            elif without_start(tokens, layout.columns):
                 self.data.warnings.append(
                     f"line {number}: a fragment of a result row ({len(tokens)} fields that fit the last "
                     f"columns of the header at line {self.layout.line}) without the start of its row "
                     "was skipped"
                 )
                 return
-            self.pending = _Pending((number,), tokens, strict=True, text=" ".join(tokens))
-            return
-        row, measured = read_row(number, tokens, self.layout, self._fail)
+            else:
+                self.pending = _Pending((number,), tokens, strict=True, text=" ".join(tokens))
+                return
+        row, measured = read_row(number, tokens, layout, self._fail)
         self.data.rows.append(row)
         self.data.measured.extend(measured)
 
