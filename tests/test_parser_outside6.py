@@ -63,3 +63,46 @@ def test_old_rows_with_a_blank_root_are_read() -> None:
     assert [(row.nbytes, row.redop, row.root) for row in log.rows] == [(8, "sum", None), (1024, "sum", None)]
     assert [row.oop_time_s for row in log.rows] == pytest.approx([25.06e-6, 31.25e-6])
     assert log.collective == "all_reduce"
+
+
+# 107: NVIDIA/nccl issue #1453 (3 x 8 H100 VMs, NCCL 2.22.3): every line carries mpiexec's '[0]'
+# (-prepend-rank), and again inside each row where nccl-tests' next printf of the row begins.
+PREPENDED = """\
+[0] #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[0] #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+[0]      1048576        262144     float     sum      -1[0]    1626.5    0.64    1.24      0[0]    2302.3    0.46    0.87      0
+[0]      2097152        524288     float     sum      -1[0]    2325.3    0.90    1.73      0[0]     416.7    5.03    9.65      0
+[0]    536870912     134217728     float     sum      -1[0]    193909    2.77    5.31      0[0]    192903    2.78    5.33      0
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize("tag", ["[0]", "[1,0]<stdout>:"])
+def test_a_rank_prefix_on_every_line_and_inside_rows_is_removed(tag: str) -> None:
+    """107: three rows (lines 3-5) of 13 fields each: 1626.5 us out of place and 2302.3 us in place at
+    1 MiB, 193909 / 192903 us at 512 MiB; root -1 and #wrong 0 read as numbers, not '-1[0]'/'0[0]'.
+    The same with Open MPI's --tag-output in place of '[0]'."""
+    log = parse_nccl_tests(PREPENDED.replace("[0]", tag), n_ranks=24)
+    assert [(row.line, row.nbytes, row.root, row.oop_wrong) for row in log.rows] == [
+        (3, 1048576, -1, 0),
+        (4, 2097152, -1, 0),
+        (5, 536870912, -1, 0),
+    ]
+    assert [row.oop_time_s for row in log.rows] == pytest.approx([1626.5e-6, 2325.3e-6, 0.193909])
+    assert [row.ip_time_s for row in log.rows] == pytest.approx([2302.3e-6, 416.7e-6, 0.192903])
+    assert log.collective == "all_reduce"
+
+
+def test_a_leading_rank_prefix_alone_is_removed_and_kept_inside_info_lines() -> None:
+    """107's rows with the prefix only at the start of the line (the mid-row ones removed), and an
+    NCCL INFO line whose own '[0]' (the CUDA device, after a blank) is not a prefix: 2 rows; the INFO
+    line keeps it, so it still reads as NCCL's (its nRanks 24 is read; inside the table it is skipped
+    with the usual warning, which quotes it whole)."""
+    lines = PREPENDED.replace("[0]    ", "       ").splitlines()
+    info = "[0] vm1:5817:5817 [0] NCCL INFO comm 0x55c4 rank 0 nRanks 24 nNodes 3 localRanks 8"
+    log = parse_nccl_tests("\n".join([*lines[:3], info, lines[3]]) + "\n")
+    assert [row.nbytes for row in log.rows] == [1048576, 2097152]
+    assert (log.n_ranks, log.rank_source) == (24, "NCCL INFO nranks")
+    assert log.warnings == [
+        "line 4: not result rows inside the table (skipped); the first reads "
+        "'vm1:5817:5817 [0] NCCL INFO comm 0x55c4 rank 0 nRanks 24 nNodes 3 localRanks 8'"
+    ]

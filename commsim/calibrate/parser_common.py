@@ -229,6 +229,7 @@ class RunData:
 _COMMENTARY = re.compile(r"^\s*##(?:\s|$)")
 _PREFIXES = (
     re.compile(r"^\s*\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:"),  # mpirun --tag-output
+    re.compile(r"^\s*\[(?P<rank>\d+)\](?:[ \t]|$)"),  # mpiexec -prepend-rank (MPICH, Intel MPI)
     re.compile(r"^\s*(?P<rank>\d+):(?:[ \t]|$)"),  # srun --label
     re.compile(r"^\s*rank\s*(?P<rank>\d+)\s*:[ \t]?", re.IGNORECASE),
     re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"),
@@ -264,8 +265,19 @@ def clean_text(text: str) -> CleanText:
     return CleanText(cleaned, ranks)
 
 
+_BRACKETED = re.compile(r"\[[\d,]+\](?:<(?:stdout|stderr)>:)?")
+"""A bracketed launcher prefix (``[0]``, ``[1,0]<stdout>:``) as text, to find it again inside a line."""
+
+
 def _strip_prefixes(line: str) -> tuple[str, int | None]:
-    rank = None
+    """``line`` without its launcher prefixes, and the rank they name.
+
+    A launcher that tags each write rather than each line (``mpiexec
+    -prepend-rank``) puts its bracketed prefix again inside a result row,
+    glued to the field before it, since nccl-tests prints a row in pieces
+    (``-1[0]    1626.5``): those repeats are replaced by a blank.
+    """
+    rank, tags = None, set()
     for _ in range(4):  # a time stamp, a launcher, a tagger, a rank
         stripped = line
         for prefix in _PREFIXES:
@@ -273,9 +285,12 @@ def _strip_prefixes(line: str) -> tuple[str, int | None]:
             if match:
                 stripped = stripped[match.end() :]
                 rank = int(match.group("rank")) if match.groupdict().get("rank") else rank
+                tags.update(_BRACKETED.findall(match.group(0)))
         if stripped == line:
             break
         line = stripped
+    for tag in tags:
+        line = re.sub(r"(?<=\S)" + re.escape(tag), " ", line)
     return line, rank
 
 
