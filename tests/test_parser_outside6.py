@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from commsim.calibrate.parser import parse_nccl_tests
+from commsim.calibrate.parser_ranks import COUNT_COLUMN, ranks_from_counts
 from commsim.errors import ParseError
 
 # 104: NVIDIA/nccl-tests issue #78 (ngc7292, 2021-12-08), alltoall on 8 nodes x 8 V100. nccl-tests of
@@ -106,3 +107,62 @@ def test_a_leading_rank_prefix_alone_is_removed_and_kept_inside_info_lines() -> 
         "line 4: not result rows inside the table (skipped); the first reads "
         "'vm1:5817:5817 [0] NCCL INFO comm 0x55c4 rank 0 nRanks 24 nNodes 3 localRanks 8'"
     ]
+
+
+# 105: deepseek-ai/DeepEP issue #303, one H20 node; all_gather or alltoall (the excerpt does not name
+# the binary); header restored by the probe. 0-byte rows first (count 0: no evidence).
+DIVIDED = """\
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           0             0     float    none      -1     3.18    0.00    0.00      0     3.17    0.00    0.00      0
+         128             4     float    none      -1    10.59    0.01    0.01      0    10.32    0.01    0.01      0
+         256             8     float    none      -1    10.48    0.02    0.02      0    10.37    0.02    0.02      0
+        1024            32     float    none      -1    10.80    0.09    0.08      0    10.54    0.10    0.09      0
+        2048            64     float    none      -1    11.08    0.18    0.16      0    10.80    0.19    0.17      0
+"""  # noqa: E501
+
+
+def test_the_count_column_of_a_divided_collective_gives_the_ranks() -> None:
+    """105: all_gather/alltoall print count = size / 4 / n (getCollByteCount's paramcount = count/nranks,
+    size = paramcount x nranks x 4 B): 128 / (4 x 4) = 256 / (8 x 4) = ... = 8 ranks, first shown on
+    line 4 (line 3's 0 bytes say nothing). The busbw/algbw ratio alone allowed 7 to 17."""
+    log = parse_nccl_tests(DIVIDED)
+    assert (log.n_ranks, log.rank_source) == (8, COUNT_COLUMN)
+    assert (log.rank_evidence[0].line, log.rank_evidence[0].text) == (4, "128 B / (4 x float) = 8 ranks")
+    ratio = next(e for e in log.rank_evidence if e.source == "busbw/algbw ratio (ambiguous)")
+    assert ratio.value == (7, 17)
+
+
+def test_the_count_column_disagreeing_with_the_ranks_given_is_warned_about() -> None:
+    """105 read with --gpus 16: the count column's 8 is named in a warning; 16 is used."""
+    log = parse_nccl_tests(DIVIDED, n_ranks=16)
+    assert log.n_ranks == 16
+    assert (
+        "number of ranks: the count column (size / (count x type size)) (line 4) says 8 but the n_ranks "
+        "given (--gpus, or --nodes x --gpus-per-node) says 16; using 16 (n_ranks given (--gpus, or "
+        "--nodes x --gpus-per-node))"
+    ) in log.warnings
+
+
+def test_old_alltoall_ranks_come_from_its_count_column() -> None:
+    """104: 268435456 B / (1048576 x 4 B) = 536870912 / (2097152 x 4) = 64 ranks (8 nodes x 8 V100)."""
+    log = parse_nccl_tests(OLD_ALLTOALL, collective="all_to_all")
+    assert (log.n_ranks, log.rank_source) == (64, COUNT_COLUMN)
+
+
+def test_the_count_column_of_all_reduce_says_nothing() -> None:
+    """103 (the same comment's all_reduce): count = size / 4 on every row (268435456 / 4 = 67108864),
+    so no rank count; its ratio 4.33 / 2.20 leaves 59 to 79 ranks."""
+    rows = [
+        "#  size  count  type  redop  time  algbw  busbw  error  time  algbw  busbw  error",
+        "   268435456   67108864  float  sum  122131  2.20  4.33  2e-06  122165  2.20  4.33  2e-06",
+        "   536870912  134217728  float  sum  244833  2.19  4.32  2e-06  244844  2.19  4.32  2e-06",
+    ]
+    log = parse_nccl_tests("\n".join(rows) + "\n", n_ranks=64)
+    assert ranks_from_counts(log.rows) is None
+    assert [e.source for e in log.rank_evidence] == [
+        "n_ranks given (--gpus, or --nodes x --gpus-per-node)",
+        "busbw/algbw ratio (ambiguous)",
+    ]
+    with pytest.raises(ParseError, match="fits every number from 59 to 79; pass --gpus N"):
+        parse_nccl_tests("\n".join(rows) + "\n")

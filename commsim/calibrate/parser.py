@@ -192,7 +192,9 @@ class NcclTestsLog:
         Every source's word on the number of ranks, the one used first:
         ``"device list"`` (complete list), ``"highest rank listed"``,
         ``"nThread x nGpus"`` and ``"MPI/Slurm line prefix"`` (lower bounds),
-        ``"NCCL INFO nranks"``, ``"busbw/algbw ratio"`` (unique answer) or
+        ``"NCCL INFO nranks"``, ``"count column (size / (count x type size))"``
+        (collectives that divide their buffer among the ranks),
+        ``"busbw/algbw ratio"`` (unique answer) or
         ``"busbw/algbw ratio (ambiguous)"`` (value: lowest and highest fit),
         ``"n_ranks given (--gpus, or --nodes x --gpus-per-node)"``.
     rank_source : str

@@ -2,9 +2,11 @@
 
 Sources, most trusted first (:data:`EXACT_SOURCES` state the number, the others
 bound it from below): ``--gpus`` (or ``--nodes`` x ``--gpus-per-node``), the
-device list, NCCL INFO ``nranks``, the busbw/algbw ratio of the rows
-(:func:`ranks_from_bandwidths`), a bare nccl-tests command line; then the
-run header's threads x GPUs and launcher prefixes.
+device list, NCCL INFO ``nranks``, the count column of a collective that
+divides its buffer among the ranks (:func:`ranks_from_counts`), the
+busbw/algbw ratio of the rows (:func:`ranks_from_bandwidths`), a bare
+nccl-tests command line; then the run header's threads x GPUs and launcher
+prefixes.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import math
 from collections.abc import Iterable
 
 from commsim.calibrate.evidence import Evidence
-from commsim.calibrate.parser import Device
+from commsim.calibrate.parser import Device, NcclTestsRow
 from commsim.calibrate.parser_command import ONE_PROCESS
 from commsim.calibrate.parser_common import _SLACK, Measured, RunData, _show
 from commsim.errors import ParseError
@@ -23,6 +25,7 @@ __all__ = [
     "RANK_SCALES",
     "informative",
     "ranks_from_bandwidths",
+    "ranks_from_counts",
     "ratio_bounds",
     "resolve_ranks",
 ]
@@ -37,16 +40,65 @@ RANK_SCALES = {
 }
 """Collectives whose busbw/algbw is ``scale x (n-1)/n`` for ``n`` ranks, and their scale."""
 
+COUNT_COLUMN = "count column (size / (count x type size))"
+"""Source name of the rank count the count column of a divided collective gives."""
+
 EXACT_SOURCES = (
     "n_ranks given (--gpus, or --nodes x --gpus-per-node)",
     "device list",
     "NCCL INFO nranks",
+    COUNT_COLUMN,
     "busbw/algbw ratio",
     ONE_PROCESS,
 )
 """Rank sources that state the number; the others only bound it from below."""
 
 _AMBIGUOUS = "busbw/algbw ratio (ambiguous)"
+_TYPE_BYTES = {
+    **dict.fromkeys(("int8", "uint8", "char", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2"), 1),
+    **dict.fromkeys(("half", "fp16", "bfloat16", "bf16"), 2),
+    **dict.fromkeys(("int32", "uint32", "int", "float", "fp32"), 4),
+    **dict.fromkeys(("int64", "uint64", "double", "fp64"), 8),
+}
+"""Bytes per element of the type names nccl-tests prints (``wordSize`` in ``src/common.cu``)."""
+
+
+def ranks_from_counts(rows: Iterable[NcclTestsRow]) -> tuple[int, NcclTestsRow] | None:
+    """The rank count the size and count columns give, and the first row that shows it.
+
+    nccl-tests prints ``size = max(sendBytes, expectedBytes)`` and ``count =
+    paramcount`` (``src/common.cu``); for all_gather, reduce_scatter,
+    alltoall, gather, scatter and hypercube ``getCollByteCount`` makes the
+    larger buffer ``paramcount x nranks`` elements, for the others
+    ``paramcount``. So ``size / (count x type size)`` is the number of ranks
+    for the first group, 1 for the second.
+
+    Parameters
+    ----------
+    rows : iterable of NcclTestsRow
+        The rows; those of count 0 or an unknown type are skipped.
+
+    Returns
+    -------
+    (int, NcclTestsRow) or None
+        The number (above 1) every other row agrees with, and the first row
+        giving it; None when no row gives one, every row gives 1 (a collective
+        that does not divide its buffer), or rows disagree or divide unevenly.
+    """
+    found: set[int] = set()
+    first: NcclTestsRow | None = None
+    for row in rows:
+        size = _TYPE_BYTES.get(row.dtype.lower())
+        if size is None or row.count <= 0:
+            continue
+        quotient, rest = divmod(row.nbytes, row.count * size)
+        if rest:
+            return None
+        found.add(quotient)
+        first = first or row
+    if len(found) != 1 or first is None or found == {1}:
+        return None
+    return found.pop(), first
 
 
 def ranks_from_bandwidths(collective: str, measured: Iterable[Measured], max_ranks: int = 65536) -> list[int]:
@@ -148,6 +200,11 @@ def _rank_evidence(devices: list[Device], collective: str | None, data: RunData)
         at_least = (rank + 1) * (per_process or 1)
         if at_least > 1:  # only rank 0's prefix: 'at least one rank' says nothing
             found.append(Evidence(at_least, "MPI/Slurm line prefix", line, f"rank {rank} prefix"))
+    counted = ranks_from_counts(data.rows)
+    if counted is not None:
+        value, row = counted
+        text = f"{row.nbytes} B / ({row.count} x {row.dtype}) = {value} ranks"
+        found.append(Evidence(value, COUNT_COLUMN, row.line, text))
     ratio = _ratio_evidence(collective, data.measured)
     return found + ([ratio] if ratio is not None else [])
 
