@@ -14,7 +14,7 @@ import pytest
 
 from commsim.calibrate.inference import RunOptions, infer_run
 from commsim.calibrate.parser import parse_nccl_tests
-from commsim.calibrate.parser_command import ONE_PROCESS, read_command
+from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS, read_command
 from commsim.errors import ParseError
 
 _TABLE = """\
@@ -88,9 +88,14 @@ def test_without_the_command_the_ranks_stay_unknown() -> None:
 
 
 def test_a_launcher_on_the_line_means_no_one_process_inference() -> None:
+    """mpirun -np 2 with -g 8: two processes of 8 GPUs each, 16 ranks (the launcher's count, not one
+    process's); a launcher that states no count (-n $GPUS) leaves the ranks unknown."""
     text = "mpirun -np 2 ./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8\n#\n" + _TABLE
+    log = parse_nccl_tests(text, "x.txt")
+    assert (log.n_ranks, log.rank_source) == (16, LAUNCHED)
+    assert all(e.source != ONE_PROCESS for e in log.rank_evidence)
     with pytest.raises(ParseError, match="cannot tell the number of ranks"):
-        parse_nccl_tests(text, "x.txt")
+        parse_nccl_tests(text.replace("-np 2", "-n $GPUS"), "x.txt")
 
 
 def test_a_launcher_rank_prefix_means_no_one_process_inference() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from commsim.calibrate.parser import parse_nccl_tests
+from commsim.calibrate.parser_command import LAUNCHED, read_command
 from commsim.calibrate.parser_ranks import COUNT_COLUMN, ranks_from_counts
 from commsim.errors import ParseError
 
@@ -166,3 +167,88 @@ def test_the_count_column_of_all_reduce_says_nothing() -> None:
     ]
     with pytest.raises(ParseError, match="fits every number from 59 to 79; pass --gpus N"):
         parse_nccl_tests("\n".join(rows) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("command", "processes"),
+    [
+        # 96 (ROCm/rccl PR #929) and 99 (NVIDIA/nccl-tests issue #119), as the logs show them
+        (
+            "mpirun.mpich -np 16 -env LD_LIBRARY_PATH=/opt/rocm/hip/lib:~/projects/rccl/build "
+            "./build/all_reduce_perf -b 8 -e 160K -f 2 -g 1 -n 250",
+            16,
+        ),
+        (
+            "mpirun -mca pml ucx -x OMPI_MCA_btl=^openib -np 24  --hostfile ./hostfile "
+            "./build/all_reduce_perf -b 8 -e 128M -g 1",
+            24,
+        ),
+        ("mpiexec -n 4 ./all_reduce_perf -g 2", 4),
+        ("srun --ntasks=16 ./all_reduce_perf -g 1", 16),
+        ("srun -n16 ./all_reduce_perf", 16),
+        ("srun -N 2 --ntasks-per-node=8 ./all_reduce_perf -g 1", 16),
+        # 97's dstack task: counts from variables are unknown; -N of mpirun is per node
+        ("mpirun -n $DSTACK_GPUS_NUM -N $DSTACK_GPUS_PER_NODE all_reduce_perf -b 8 -e 8G -f 2 -g 1", None),
+        ("mpirun -N 8 --hostfile hosts ./all_reduce_perf -g 1", None),
+        ("torchrun --nproc_per_node 8 ./all_reduce_perf -g 8", None),
+        ("./build/all_reduce_perf -g 8", None),
+    ],
+)
+def test_the_process_count_of_mpi_and_slurm_launchers(command: str, processes: int | None) -> None:
+    read = read_command(command, 1)
+    assert read is not None and read.processes == processes
+
+
+_ALL_REDUCE_16 = """\
+#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum    25.06    0.00    0.00  4e-07    25.95    0.00    0.00  4e-07
+         512           128     float     sum    30.63    0.02    0.03  1e-07    30.83    0.02    0.03  1e-07
+        1024           256     float     sum    31.25    0.03    0.06  4e-07    16.80    0.06    0.11  2e-07
+"""
+
+
+def test_mpirun_np_times_g_gives_the_ranks() -> None:
+    """96: 'mpirun.mpich -np 16 ... -g 1' above an all_reduce table whose ratio allows 6 to 65536:
+    16 processes x 1 thread x 1 GPU = 16 ranks, cited by the command's line (1)."""
+    command = (
+        "mpirun.mpich -np 16 -env LD_LIBRARY_PATH=/opt/rocm/hip/lib:~/projects/rccl/build "
+        "./build/all_reduce_perf -b 8 -e 160K -f 2 -g 1 -n 250"
+    )
+    log = parse_nccl_tests(f"{command}\n{_ALL_REDUCE_16}")
+    assert (log.n_ranks, log.rank_source) == (16, LAUNCHED)
+    chosen = log.rank_evidence[0]
+    assert chosen.line == 1
+    assert str(chosen.text).startswith("16 processes x 1 thread(s) x 1 GPU(s): mpirun.mpich -np 16 -env")
+    with pytest.raises(ParseError, match="fits every number from 6 to 65536"):
+        parse_nccl_tests(_ALL_REDUCE_16)  # the table alone
+
+
+_NP24 = """\
+mpirun -mca pml ucx -x OMPI_MCA_btl=^openib -np 24  --hostfile ./hostfile ./build/all_reduce_perf -b 8 -e 128M -g 1
+# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 1048576(bytes) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+    23068680       5767170     float     sum      -1    518.4   44.50   85.30      0    521.1   44.27   84.84      0
+   127926280      31981570     float     sum      -1   2560.7   49.96   95.75      0   2556.2   50.05   95.92      0
+   133169160      33292290     float     sum      -1   2666.0   49.95   95.74      0   2660.4   50.06   95.94      0
+"""  # noqa: E501
+
+
+def test_the_rank_evidence_names_only_sources_that_give_the_number() -> None:
+    """99: 24 ranks from the busbw/algbw ratio (line 6: 85.30 / 44.50 = 1.917 = 2 x 23/24) and from
+    'mpirun -np 24 ... -g 1' (line 1: 24 x 1 x 1); the header's 'nThread 1 nGpus 1' (line 2, one rank
+    per process) does not say 24 and is not cited. With --gpus 24 the option comes first."""
+    log = parse_nccl_tests(_NP24)
+    assert log.n_ranks == 24
+    assert [(e.source, e.line, e.value) for e in log.rank_evidence] == [
+        ("busbw/algbw ratio", 6, 24),
+        (LAUNCHED, 1, 24),
+    ]
+    given = parse_nccl_tests(_NP24, n_ranks=24)
+    assert [e.source for e in given.rank_evidence] == [
+        "n_ranks given (--gpus, or --nodes x --gpus-per-node)",
+        "busbw/algbw ratio",
+        LAUNCHED,
+    ]

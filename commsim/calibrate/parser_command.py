@@ -5,8 +5,11 @@ nccl-tests reads ``-t,--nthreads`` (threads per process), ``-g,--ngpus``
 ``getopt_long`` (nccl-tests and rccl-tests ``src/common.cu``); a process
 drives ``t x g`` ranks on its own host. A command with no launcher in front
 (``./build/sendrecv_perf -b 128M -e 1G -f 2 -g 8``) is one process: ``t x g``
-ranks on one host. A launcher (``mpirun -np``, ``srun``, ``torchrun`` ...)
-starts several, so nothing about the total follows from ``-g`` alone.
+ranks on one host. An MPI or Slurm launcher that states its process count
+(``mpirun -np N``, ``mpiexec -n N``, ``srun -n N``, ``srun --ntasks=N``,
+``srun -N nodes --ntasks-per-node M``) starts that many, so ``N x t x g``
+ranks (:data:`LAUNCHED`); other launchers (``torchrun``, ``ssh`` ...), or
+one without a count, leave the total unknown.
 
 Only what is certain is read: an option whose value is not a plain integer
 (``-g $NGPUS``) is left unknown, and a command is *bare* only when every
@@ -22,7 +25,7 @@ from dataclasses import dataclass
 
 from commsim.calibrate.evidence import Evidence
 
-__all__ = ["ONE_PROCESS", "TestsCommand", "command_evidence", "read_command"]
+__all__ = ["LAUNCHED", "ONE_PROCESS", "TestsCommand", "command_evidence", "read_command"]
 
 _PROGRAM = re.compile(
     r"(?<![\w-])(?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv"
@@ -50,6 +53,10 @@ _SINGLE_PROCESS = {
     "profile",
 }
 """Wrappers that run the binary in their own single process (their options may follow them)."""
+_MPI_LAUNCHER = re.compile(r"^(?:mpirun|mpiexec|orterun|prterun|srun)(?:[._-][\w.-]*)?$")
+"""MPI and Slurm launchers (``mpirun.mpich``, ``mpiexec.hydra``, ``srun`` ...) whose process count is read."""
+_PROCESS_COUNT = {"-np": "total", "--np": "total", "-n": "total", "--n": "total", "--ntasks": "total"}
+_PROCESS_COUNT |= {"-N": "nodes", "--nodes": "nodes", "--ntasks-per-node": "per_node"}
 _SHELL_END = {"|", "||", "&&", ";", "&", ">", ">>", "2>&1", "<"}
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPER_ARGUMENT = re.compile(r"^-|^\d[\d.,:-]*[smhd]?$")  # an option, a number, a CPU list, a duration
@@ -74,6 +81,10 @@ class TestsCommand:
     unknown : tuple of str
         Options among ``-t``/``-g``/``-G`` given with a value that is not a
         plain integer.
+    processes : int or None
+        The processes an MPI or Slurm launcher starts (``-np 16``, ``srun -N 2
+        --ntasks-per-node 8``); None for other launchers, a bare command, or a
+        count that is not a plain integer (``-n $GPUS``).
     """
 
     text: str
@@ -83,6 +94,7 @@ class TestsCommand:
     gpus: int | None = None
     graph: int | None = None
     unknown: tuple[str, ...] = ()
+    processes: int | None = None
 
     @property
     def one_process_ranks(self) -> int | None:
@@ -91,6 +103,34 @@ class TestsCommand:
         if self.launcher is not None or unreadable or (self.gpus is None and self.threads is None):
             return None
         return (self.threads or 1) * (self.gpus or 1)
+
+
+def _process_count(launcher: str | None, words: list[str]) -> int | None:
+    """The process count an MPI or Slurm launcher's options (``words``, before the binary) state."""
+    if launcher is None or not _MPI_LAUNCHER.match(launcher):
+        return None
+    start = next(i for i, word in enumerate(words) if word.rsplit("/", 1)[-1] == launcher)
+    found: dict[str, str] = {}
+    index = start + 1
+    while index < len(words):
+        flag, value = words[index], None
+        if flag.startswith("--") and "=" in flag:
+            flag, value = flag.split("=", 1)
+        elif flag[:2] == "-n" and flag[2:].isdigit():  # srun -n16
+            flag, value = "-n", flag[2:]
+        if flag in _PROCESS_COUNT:
+            if value is None:
+                index += 1
+                value = words[index] if index < len(words) else ""
+            found.setdefault(_PROCESS_COUNT[flag], value)
+        index += 1
+    if "total" in found:
+        total = found["total"]
+        return int(total) if total.isdigit() else None
+    nodes, per_node = found.get("nodes", ""), found.get("per_node", "")
+    if launcher == "srun" and nodes.isdigit() and per_node.isdigit():
+        return int(nodes) * int(per_node)
+    return None
 
 
 def _tokens(text: str) -> list[str]:
@@ -158,19 +198,23 @@ def read_command(text: str, line: int | None) -> TestsCommand | None:
     if program is None:
         return None
     found, unknown = _read_options(words[program + 1 :])
+    launcher = _launcher(words[:program])
     return TestsCommand(
         text=text,
         line=line,
-        launcher=_launcher(words[:program]),
+        launcher=launcher,
         threads=found.get("threads"),
         gpus=found.get("gpus"),
         graph=found.get("graph"),
         unknown=tuple(unknown),
+        processes=_process_count(launcher, words[:program]),
     )
 
 
 ONE_PROCESS = "nccl-tests command line (one process)"
 """Source name of the rank evidence a bare command gives."""
+LAUNCHED = "launcher command line (processes x nThread x nGpus)"
+"""Source name of the rank evidence an MPI or Slurm launcher's process count gives."""
 
 
 def _header_value(header: dict[str, int | str], key: str) -> int | None:
@@ -239,14 +283,31 @@ def command_evidence(
     Returns
     -------
     (Evidence or None, list of str)
-        The rank count of a bare command (None when a launcher ran it, or the
-        header contradicts the command), and warnings.
+        The rank count of a bare command (:data:`ONE_PROCESS`; None when a
+        launcher ran it, or the header contradicts the command), or of an MPI
+        or Slurm launcher that states its process count (:data:`LAUNCHED`:
+        processes x the header's nThread x nGpus, or the command's ``-t`` x
+        ``-g`` where the header is not printed), and warnings.
     """
     if command is None:
         return None, []
     conflicts = _option_conflicts(command, header, header_line)
     warnings = conflicts + _graph_conflict(command, header, header_line)
+    if command.processes is not None:
+        return _launched(command, header, command.processes), warnings
     ranks = command.one_process_ranks
     if ranks is None or launched or conflicts:
         return None, warnings
     return Evidence.at(ranks, ONE_PROCESS, command.line, command.text), warnings
+
+
+def _launched(command: TestsCommand, header: dict[str, int | str], processes: int) -> Evidence | None:
+    """``processes x nThread x nGpus`` ranks, the header's values first; None if -t/-g are unreadable."""
+    threads = _header_value(header, "nThread") or command.threads
+    gpus = _header_value(header, "nGpus") or command.gpus
+    unreadable = {"threads", "gpus"} & set(command.unknown)
+    if processes < 1 or (unreadable and (threads is None or gpus is None)):
+        return None
+    threads, gpus = threads or 1, gpus or 1
+    text = f"{processes} processes x {threads} thread(s) x {gpus} GPU(s): {command.text}"
+    return Evidence.at(processes * threads * gpus, LAUNCHED, command.line, text)

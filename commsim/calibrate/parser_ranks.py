@@ -5,8 +5,8 @@ bound it from below): ``--gpus`` (or ``--nodes`` x ``--gpus-per-node``), the
 device list, NCCL INFO ``nranks``, the count column of a collective that
 divides its buffer among the ranks (:func:`ranks_from_counts`), the
 busbw/algbw ratio of the rows (:func:`ranks_from_bandwidths`), a bare
-nccl-tests command line; then the run header's threads x GPUs and launcher
-prefixes.
+MPI or Slurm launcher's process count, a bare nccl-tests command line; then
+the run header's threads x GPUs and launcher prefixes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsRow
-from commsim.calibrate.parser_command import ONE_PROCESS
+from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS
 from commsim.calibrate.parser_common import _SLACK, Measured, RunData, _show
 from commsim.errors import ParseError
 
@@ -49,6 +49,7 @@ EXACT_SOURCES = (
     "NCCL INFO nranks",
     COUNT_COLUMN,
     "busbw/algbw ratio",
+    LAUNCHED,
     ONE_PROCESS,
 )
 """Rank sources that state the number; the others only bound it from below."""
@@ -183,7 +184,28 @@ def resolve_ranks(
     found = _rank_evidence(devices, collective, data) + ([one_process] if one_process else [])
     chosen = _choose_ranks(explicit, found, data.source, collective)
     warnings += _rank_disagreements(chosen, found)
-    return chosen.value, (chosen, *[e for e in found if e is not chosen])
+    return chosen.value, (chosen, *_supporting_first(chosen, found))
+
+
+def _supporting_first(chosen: Evidence, found: list[Evidence]) -> list[Evidence]:
+    """The other sources, those that say the number used first, then ranges holding it, then the rest.
+
+    A lower bound of 1 (``nThread 1 nGpus 1``: one rank per process) says
+    nothing once another source gives the number, so it is left out: a
+    report citing it for 24 ranks would name a source that never said 24.
+    """
+    others = [e for e in found if e is not chosen and not (_is_bound(e) and e.value <= 1)]
+
+    def rank(e: Evidence) -> int:
+        if e.source == _AMBIGUOUS:
+            return 1 if e.value[0] <= chosen.value <= e.value[1] else 2
+        return 0 if e.value == chosen.value else 2
+
+    return sorted(others, key=rank)
+
+
+def _is_bound(e: Evidence) -> bool:
+    return e.source not in EXACT_SOURCES and e.source != _AMBIGUOUS
 
 
 def _rank_evidence(devices: list[Device], collective: str | None, data: RunData) -> list[Evidence]:
