@@ -252,3 +252,14 @@ def test_the_rank_evidence_names_only_sources_that_give_the_number() -> None:
         "busbw/algbw ratio",
         LAUNCHED,
     ]
+
+
+def test_a_file_name_naming_two_collectives_is_no_evidence_for_either() -> None:
+    """105's file name says 'allgather-or-alltoall': the table decides all_gather (busbw/algbw 7/8 with
+    8 ranks, in-place #wrong counted: alltoall prints N/A there) and is the only source cited; a name
+    naming just all_gather is cited after it."""
+    log = parse_nccl_tests(DIVIDED, name_hint="105_H20-8gpu-1node-allgather-or-alltoall-small-zerosize.txt")
+    assert log.collective == "all_gather"
+    assert [e.source for e in log.collective_evidence] == ["result table"]
+    named = parse_nccl_tests(DIVIDED, name_hint="105_H20-8gpu-1node-allgather.txt")
+    assert [e.source for e in named.collective_evidence] == ["result table", "file name"]

@@ -349,7 +349,10 @@ def decide_collective(
     if chosen is None and fit is not None:
         inside = [name for name in named if name in fit.candidates]
         chosen = Evidence(inside[0], FILE_NAME, None, by_name.text) if len(inside) == 1 else None
-    evidence = [e for e in (chosen, given, binary, table, by_name if named else None) if e is not None]
+    # a name naming several collectives ('allgather-or-alltoall') is evidence for none of them; it is
+    # kept only to explain a refusal
+    cited = by_name if len(named) == 1 or (named and chosen is None) else None
+    evidence = [e for e in (chosen, given, binary, table, cited) if e is not None]
     unique = tuple(dict.fromkeys(evidence))  # the chosen one first, each source once
     return (chosen.value if chosen else None), unique, _warnings(chosen, fit, named)
 
