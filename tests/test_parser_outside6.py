@@ -263,3 +263,37 @@ def test_a_file_name_naming_two_collectives_is_no_evidence_for_either() -> None:
     assert [e.source for e in log.collective_evidence] == ["result table"]
     named = parse_nccl_tests(DIVIDED, name_hint="105_H20-8gpu-1node-allgather.txt")
     assert [e.source for e in named.collective_evidence] == ["result table", "file name"]
+
+
+def test_a_cut_last_row_keeps_its_whole_out_of_place_half() -> None:
+    """92 (NVIDIA/nccl issue #1411, 2 x 4 H800): the excerpt ends after the 256 MiB row's out-of-place
+    busbw (8 of 13 fields): its 2946.6 us, 91.10 and 159.43 GB/s are read, the in-place half unknown."""
+    text = """\
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+   134217728      33554432     float     sum      -1   1493.1   89.89  157.31      0   1490.6   90.04  157.57      0
+   268435456      67108864     float     sum      -1   2946.6   91.10  159.43
+"""  # noqa: E501
+    log = parse_nccl_tests(text, n_ranks=8)
+    cut = log.rows[-1]
+    assert [row.nbytes for row in log.rows] == [134217728, 268435456]
+    assert (cut.line, cut.oop_time_s, cut.oop_algbw_Bps, cut.oop_busbw_Bps) == pytest.approx(
+        (4, 2946.6e-6, 91.10e9, 159.43e9)
+    )
+    assert (cut.oop_wrong, cut.ip_time_s, cut.ip_busbw_Bps) == (None, None, None)
+    assert log.warnings == [
+        "line 4: the last row of the table is truncated (8 of 13 fields); its out-of-place time, algbw "
+        "and busbw are read, the rest is missing"
+    ]
+
+
+def test_a_last_row_cut_inside_its_out_of_place_half_is_still_dropped() -> None:
+    """92's last row cut after its out-of-place algbw (7 of 13 fields): no busbw, so dropped."""
+    text = """\
+#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong
+   134217728  33554432  float  sum  -1  1493.1  89.89  157.31  0  1490.6  90.04  157.57  0
+   268435456  67108864  float  sum  -1  2946.6  91.10
+"""
+    log = parse_nccl_tests(text, n_ranks=8)
+    assert [row.nbytes for row in log.rows] == [134217728]
+    assert log.warnings == ["line 3: the last row of the table is truncated (7 of 13 fields) and was dropped"]

@@ -24,8 +24,9 @@ import shlex
 from dataclasses import dataclass
 
 from commsim.calibrate.evidence import Evidence
+from commsim.calibrate.parser import find_program
 
-__all__ = ["LAUNCHED", "ONE_PROCESS", "TestsCommand", "command_evidence", "read_command"]
+__all__ = ["LAUNCHED", "ONE_PROCESS", "TestsCommand", "command_evidence", "find_command", "read_command"]
 
 _PROGRAM = re.compile(
     r"(?<![\w-])(?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv"
@@ -311,3 +312,22 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
     threads, gpus = threads or 1, gpus or 1
     text = f"{processes} processes x {threads} thread(s) x {gpus} GPU(s): {command.text}"
     return Evidence.at(processes * threads * gpus, LAUNCHED, command.line, text)
+
+
+_PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$\s+)?")
+_NOT_COMMAND = re.compile(r"^#\s*(?:Collective test|Rank\b)")
+
+
+def find_command(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
+    """The first command line naming an nccl-tests binary (continuations joined), and its first line."""
+    pending, start = "", first_line
+    for number, line in enumerate(lines, start=first_line):
+        text = line.strip()
+        start = number if not pending else start
+        if text.endswith("\\"):
+            pending += text[:-1].strip() + " "
+            continue
+        full, pending = (pending + text).strip(), ""
+        if find_program(full) and not _NOT_COMMAND.match(full) and "NCCL INFO" not in full:
+            return _PROMPT.sub("", full, count=1), start
+    return None, None

@@ -26,6 +26,7 @@ __all__ = [
     "boundary",
     "fits",
     "looks_like_row",
+    "read_cut_row",
     "read_layout",
     "read_row",
     "width_message",
@@ -245,6 +246,27 @@ def read_row(
         ip_max_error=ip.max_error,
     )
     return row, measured
+
+
+def read_cut_row(
+    number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
+) -> tuple[NcclTestsRow, list[Measured]] | None:
+    """A row cut short (a table's last, the run killed or the page cut), if its out-of-place half is whole.
+
+    The fields must be exactly the header's first columns, each of its kind,
+    up to at least the out-of-place busbw; the in-place half and ``#wrong``
+    they lack stay unknown. None when they are not, or do not read.
+    """
+    head = boundary(layout.columns, len(tokens))
+    part = Layout(layout.line, layout.columns[:head], layout.time_per_s) if head else None
+    if part is None or not fits(tokens, part.columns):
+        return None
+    if not all(part.has("oop", name) for name in ("time", "algbw", "busbw")):
+        return None
+    try:
+        return read_row(number, tokens, part, fail)
+    except ParseError:
+        return None
 
 
 def _required(value: float | None) -> float:

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from commsim.calibrate.parser import Device, find_program
 from commsim.calibrate.parser_checks import line_spans
+from commsim.calibrate.parser_command import find_command
 from commsim.calibrate.parser_common import (
     CleanText,
     RunData,
@@ -43,6 +44,7 @@ from commsim.calibrate.parser_table import (
     boundary,
     fits,
     looks_like_row,
+    read_cut_row,
     read_layout,
     read_row,
     width_message,
@@ -142,7 +144,7 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
     data = reader.data
     data.nccl_version = data.nccl_version or reader.library_version
     data.program = _nearest_program(text.lines, start, end)
-    data.command, data.command_line = _find_command(lines, start + 1)
+    data.command, data.command_line = find_command(lines, start + 1)
     data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
     data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
     data.settings = read_settings(lines, start + 1)
@@ -322,12 +324,26 @@ class _TextReader:
                 f"(skipped); the first reads {first!r}"
             )
         if self.pending is not None:
-            found, expected = len(self.pending.tokens), self.layout.width if self.layout else 0
-            self.data.warnings.append(
-                f"line {self.pending.lines[0]}: the last row of the table is truncated ({found} of "
-                f"{expected} fields) and was dropped"
-            )
+            self._truncated_last_row(self.pending)
         self.skipped, self.pending, self.in_table = [], None, False
+
+    def _truncated_last_row(self, pending: _Pending) -> None:
+        """The table's last row, cut short: kept when its out-of-place half is whole, else dropped."""
+        assert self.layout is not None, "a row is pending only inside a table"
+        found, line, width = len(pending.tokens), pending.lines[0], self.layout.width
+        read = read_cut_row(line, pending.tokens, self.layout, self._fail)
+        if read is None:
+            self.data.warnings.append(
+                f"line {line}: the last row of the table is truncated ({found} of {width} fields) "
+                "and was dropped"
+            )
+            return
+        self.data.rows.append(read[0])
+        self.data.measured.extend(read[1])
+        self.data.warnings.append(
+            f"line {line}: the last row of the table is truncated ({found} of {width} fields); its "
+            "out-of-place time, algbw and busbw are read, the rest is missing"
+        )
 
     def _device(self, number: int, match: re.Match[str]) -> None:
         pid, host, node = match.group("pid", "host", "node")
@@ -432,22 +448,3 @@ def _read_run_header(text: str) -> dict[str, int | str]:
         else:
             key.append(token)
     return header
-
-
-_PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$\s+)?")
-_NOT_COMMAND = re.compile(r"^#\s*(?:Collective test|Rank\b)")
-
-
-def _find_command(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
-    """The first command line naming an nccl-tests binary (continuations joined), and its first line."""
-    pending, start = "", first_line
-    for number, line in enumerate(lines, start=first_line):
-        text = line.strip()
-        start = number if not pending else start
-        if text.endswith("\\"):
-            pending += text[:-1].strip() + " "
-            continue
-        full, pending = (pending + text).strip(), ""
-        if find_program(full) and not _NOT_COMMAND.match(full) and "NCCL INFO" not in full:
-            return _PROMPT.sub("", full, count=1), start
-    return None, None
