@@ -297,3 +297,45 @@ def test_a_last_row_cut_inside_its_out_of_place_half_is_still_dropped() -> None:
     log = parse_nccl_tests(text, n_ranks=8)
     assert [row.nbytes for row in log.rows] == [134217728]
     assert log.warnings == ["line 3: the last row of the table is truncated (7 of 13 fields) and was dropped"]
+
+
+_P6_B200 = """\
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1    50.58    0.00    0.00       0    54.46    0.00    0.00       0
+         128            32     float     sum      -1    56.27    0.00    0.00       0    56.26    0.00    0.00       0
+         256            64     float     sum      -1    57.14    0.00    0.01       0    56.54    0.00    0.01       0
+"""  # noqa: E501
+
+
+def test_rows_printing_algbw_zero_are_said_to_give_no_ratio() -> None:
+    """97 (dstackai/dstack PR #3961, 2 x p6-b200): every algbw prints 0.00, so no busbw/algbw ratio
+    exists (not 'a ratio of 1'); the same when all_reduce is given, whose ratio would depend on n."""
+    message = (
+        "cannot tell the number of ranks: the log has no device list, no run header and no NCCL INFO "
+        "nranks line, and its rows (up to 256 B) print algbw 0.00 GB/s, so they give no busbw/algbw "
+        "ratio at all (--collective would not settle it); pass --gpus N"
+    )
+    for collective in (None, "all_reduce"):
+        with pytest.raises(ParseError) as caught:
+            parse_nccl_tests(_P6_B200, collective=collective)
+        assert caught.value.args[0] == message
+
+
+def test_rows_printing_bandwidths_of_a_hundredth_say_how_wide_the_ratio_is() -> None:
+    """95 (NVIDIA/nccl issue #1244, 2 x 8 H20): 256 B prints 0.01 / 0.01 GB/s (ratio 0.005/0.015 =
+    0.33 to 0.015/0.005 = 3), 512 B 0.01 / 0.02 (1 to 5): together 1 to 3, too wide to tell."""
+    text = """\
+#  size  count  type  redop  time  algbw  busbw  error  time  algbw  busbw  error
+    128     32  float   sum  47.76   0.00   0.01  6e-08  46.52   0.00   0.01  6e-08
+    256     64  float   sum  46.65   0.01   0.01  1e-07  46.73   0.01   0.01  6e-08
+    512    128  float   sum  46.58   0.01   0.02  6e-08  46.42   0.01   0.02  6e-08
+"""
+    with pytest.raises(ParseError) as caught:
+        parse_nccl_tests(text)
+    assert caught.value.args[0] == (
+        "cannot tell the number of ranks: the log has no device list, no run header and no NCCL INFO "
+        "nranks line, and its rows print bandwidths too small to give busbw/algbw (algbw at most 0.01 "
+        "GB/s: within print rounding the ratio lies anywhere from 1 to 3; --collective would not settle "
+        "it); pass --gpus N"
+    )

@@ -182,7 +182,7 @@ def resolve_ranks(
     if explicit is not None and explicit < 1:
         raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
     found = _rank_evidence(devices, collective, data) + ([one_process] if one_process else [])
-    chosen = _choose_ranks(explicit, found, data.source, collective)
+    chosen = _choose_ranks(explicit, found, data.source, collective, data.measured)
     warnings += _rank_disagreements(chosen, found)
     return chosen.value, (chosen, *_supporting_first(chosen, found))
 
@@ -282,7 +282,11 @@ def _ratio_evidence(collective: str | None, measured: list[Measured]) -> Evidenc
 
 
 def _choose_ranks(
-    explicit: int | None, found: list[Evidence], source: str | None, collective: str | None = None
+    explicit: int | None,
+    found: list[Evidence],
+    source: str | None,
+    collective: str | None = None,
+    measured: list[Measured] | None = None,
 ) -> Evidence:
     if explicit is not None:
         return Evidence(explicit, EXACT_SOURCES[0])
@@ -295,25 +299,53 @@ def _choose_ranks(
     best = max(bounds, key=lambda e: e.value, default=None)
     if best is not None and (ambiguous is None or ambiguous.value[0] <= best.value <= ambiguous.value[1]):
         return best
-    raise ParseError(
-        f"cannot tell the number of ranks: {_why_unknown(best, ambiguous, collective)}; pass --gpus N",
-        source=source,
+    why = _why_unknown(best, ambiguous, collective, measured)
+    raise ParseError(f"cannot tell the number of ranks: {why}; pass --gpus N", source=source)
+
+
+def _why_unknown(
+    best: Evidence | None,
+    ambiguous: Evidence | None,
+    collective: str | None = None,
+    measured: list[Measured] | None = None,
+) -> str:
+    if ambiguous is not None:
+        low, high = ambiguous.value
+        bound = f"; at least {best.value} by the {best.source}" if best is not None else ""
+        return f"the busbw/algbw ratio of the rows fits every number from {low} to {high}{bound}"
+    head = "the log has no device list, no run header and no NCCL INFO nranks line, and "
+    if collective is not None and collective not in RANK_SCALES:
+        return head + f"busbw/algbw of {collective} does not depend on the number of ranks"
+    coarse = _too_coarse(measured) if measured is not None else None
+    if coarse is not None:
+        return head + coarse
+    if collective is not None:
+        return head + f"busbw/algbw of {collective} does not depend on the number of ranks"
+    return head + (
+        "busbw/algbw of its rows does not tell it with the collective unknown (a ratio of 1 fits "
+        "all_reduce of 2 ranks and reduce, broadcast or send_recv of any number; --collective may "
+        "settle it)"
     )
 
 
-def _why_unknown(best: Evidence | None, ambiguous: Evidence | None, collective: str | None = None) -> str:
-    if ambiguous is None:
-        head = "the log has no device list, no run header and no NCCL INFO nranks line, and "
-        if collective is not None:
-            return head + f"busbw/algbw of {collective} does not depend on the number of ranks"
-        return head + (
-            "busbw/algbw of its rows does not tell it with the collective unknown (a ratio of 1 fits "
-            "all_reduce of 2 ranks and reduce, broadcast or send_recv of any number; --collective may "
-            "settle it)"
+def _too_coarse(measured: list[Measured]) -> str | None:
+    """Why rows whose bandwidths print as 0.00 or 0.01 GB/s give no ratio; None if they give one."""
+    rows = informative(measured)
+    if not rows:
+        largest = max((m.nbytes for m in measured), default=0)
+        return (
+            f"its rows (up to {largest} B) print algbw 0.00 GB/s, so they give no busbw/algbw ratio at "
+            "all (--collective would not settle it)"
         )
-    low, high = ambiguous.value
-    bound = f"; at least {best.value} by the {best.source}" if best is not None else ""
-    return f"the busbw/algbw ratio of the rows fits every number from {low} to {high}{bound}"
+    low = max(ratio_bounds(m)[0] for m in rows)
+    high = min(ratio_bounds(m)[1] for m in rows)
+    if high <= 1.25 * low:
+        return None
+    return (
+        f"its rows print bandwidths too small to give busbw/algbw (algbw at most "
+        f"{max(m.algbw.value for m in rows):g} GB/s: within print rounding the ratio lies anywhere from "
+        f"{low:.2g} to {high:.2g}; --collective would not settle it)"
+    )
 
 
 def _rank_disagreements(chosen: Evidence, found: list[Evidence]) -> list[str]:
