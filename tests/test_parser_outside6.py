@@ -6,11 +6,16 @@ and asserts what nccl-tests' own source says the text means.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import parse_nccl_tests
 from commsim.calibrate.parser_command import LAUNCHED, read_command
+from commsim.calibrate.parser_common import clean_lines
 from commsim.calibrate.parser_ranks import COUNT_COLUMN, ranks_from_counts
+from commsim.calibrate.validate import validate_file
 from commsim.errors import ParseError
 
 # 104: NVIDIA/nccl-tests issue #78 (ngc7292, 2021-12-08), alltoall on 8 nodes x 8 V100. nccl-tests of
@@ -108,6 +113,36 @@ def test_a_leading_rank_prefix_alone_is_removed_and_kept_inside_info_lines() -> 
         "line 4: not result rows inside the table (skipped); the first reads "
         "'vm1:5817:5817 [0] NCCL INFO comm 0x55c4 rank 0 nRanks 24 nNodes 3 localRanks 8'"
     ]
+
+
+# A crafted mpiexec -prepend-rank run (2 H100 of one host over SHM): the rank tags recur inside rows and
+# NCCL's channel lines name ranks the same way ('0[0] -> 1[1]').
+PREPENDED_SHM = """\
+$ mpiexec -prepend-rank -n 2 ./build/all_reduce_perf -b 1M -e 128M -f 8 -g 1
+[0] # nThread 1 nGpus 1 minBytes 1048576 maxBytes 134217728 step: 8(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+[0] #
+[0] # Using devices
+[0] #  Rank  0 Group  0 Pid  11111 on      hostA device  0 [0000:07:00] NVIDIA H100 80GB HBM3
+[0] #  Rank  1 Group  0 Pid  11112 on      hostA device  1 [0000:08:00] NVIDIA H100 80GB HBM3
+[0] hostA:11111:11130 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct
+[1] hostA:11112:11131 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via SHM/direct/direct
+[0] #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[0] #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+[0]    134217728      33554432     float     sum      -1[0]    10702   12.54   12.54      0[0]    10702   12.54   12.54      0
+"""  # noqa: E501
+
+
+def test_rank_tags_inside_nccls_channel_lines_are_kept(tmp_path: Path) -> None:
+    """The tags recurring inside a row are blanked, but NCCL's own lines keep theirs: the channel lines
+    still read '0[0] -> 1[1] via SHM', so peer-to-peer is known off (SHM, lines 7-8), not taken as on
+    (which priced 356 GB/s against the 12.5 measured)."""
+    lines = clean_lines(PREPENDED_SHM)
+    assert lines[6].endswith("NCCL INFO Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct")
+    path = tmp_path / "prepend.txt"
+    path.write_text(PREPENDED_SHM)
+    fact = validate_file(path).inference.facts["p2p"]
+    assert fact.value is False and not fact.assumed
+    assert [e.line for e in fact.evidence][:1] == [7]
 
 
 # 105: deepseek-ai/DeepEP issue #303, one H20 node; all_gather or alltoall (the excerpt does not name
@@ -339,3 +374,37 @@ def test_rows_printing_bandwidths_of_a_hundredth_say_how_wide_the_ratio_is() -> 
         "GB/s: within print rounding the ratio lies anywhere from 1 to 3; --collective would not settle "
         "it); pass --gpus N"
     )
+
+
+NON_MPI = """\
+$ mpirun -np 2 ./build/sendrecv_perf -b 8 -e 128M -f 4 -g 2
+# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1    10.35    0.00    0.00      0    10.17    0.00    0.00      0
+        1024           256     float     sum      -1    10.34    0.10    0.10      0    10.50    0.10    0.10      0
+"""  # noqa: E501
+
+
+def test_a_launcher_count_no_other_source_states_is_assumed(tmp_path: Path) -> None:
+    """mpirun -np 2 x nGpus 2 is 4 ranks only if nccl-tests was built with MPI=1; a build without it runs
+    two tests of 2 ranks. With no device list, nranks line or ratio to agree (send_recv's busbw/algbw is
+    1 whatever the ranks), the count is used but assumed, naming --gpus, and the verdict is withheld."""
+    path = tmp_path / "nonmpi.txt"
+    path.write_text(NON_MPI)
+    v = validate_file(path, options=RunOptions(gpu="H100"))
+    fact = v.inference.facts["ranks"]
+    assert (fact.value, fact.assumed, fact.option) == (4, True, "--gpus")
+    assert "built with MPI=1" in (fact.note or "")
+    assert fact in v.inference.assumed
+
+
+def test_an_impossible_launcher_count_is_not_a_rank_count() -> None:
+    """-np 100000000 would be 10^8 ranks: above 65536 the launcher's line gives none (the header's
+    nThread x nGpus then bounds it from below, and the all_reduce rows' busbw/algbw of 1 gives 2)."""
+    text = NON_MPI.replace("-np 2", "-np 100000000").replace("sendrecv_perf", "all_reduce_perf")
+    assert read_command(text.splitlines()[0], 1) is not None
+    log = parse_nccl_tests(text)
+    assert LAUNCHED not in [e.source for e in log.rank_evidence]
+    assert (log.n_ranks, log.rank_source) == (2, "busbw/algbw ratio")

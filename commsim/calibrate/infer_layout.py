@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.parser import NcclTestsLog
+from commsim.calibrate.parser_command import LAUNCHED
+from commsim.calibrate.parser_ranks import EXACT_SOURCES
 from commsim.errors import ParseError
 
 __all__ = ["InferenceError", "Layout", "conflict", "given", "infer_layout", "infer_ranks"]
@@ -38,12 +40,26 @@ def infer_ranks(log: NcclTestsLog, gpus: int | None, warnings: list[str]) -> Fac
     """The rank count: ``--gpus``, else what the parser found (with every source's word)."""
     evidence = log.rank_evidence or (Evidence(log.n_ranks, "device list"),)
     from_log = Fact("ranks", log.n_ranks, evidence, option="--gpus")
+    if _launcher_alone(evidence):
+        note = (
+            f"{log.n_ranks} if nccl-tests was built with MPI=1; a build without MPI runs one "
+            "test of nThread x nGpus ranks per process the launcher starts"
+        )
+        from_log = replace(from_log, assumed=True, note=note)
     if gpus is None:
         return from_log
     if gpus < 1:
         raise InferenceError(f"--gpus must be at least 1, not {gpus}")
     conflict("rank count", "--gpus", gpus, from_log, warnings)
     return given("ranks", gpus, "--gpus")
+
+
+def _launcher_alone(evidence: tuple[Evidence, ...]) -> bool:
+    """Whether the rank count rests on a launcher's process count that no other source states."""
+    chosen, others = evidence[0], evidence[1:]
+    return chosen.source == LAUNCHED and not any(
+        e.source in EXACT_SOURCES and e.value == chosen.value for e in others
+    )
 
 
 @dataclass(frozen=True)

@@ -92,7 +92,7 @@ class RunOptions:
 
 
 _VERDICT_FACTS = frozenset(
-    {"gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes", "nvlink_domain"}
+    {"ranks", "gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes", "nvlink_domain"}
 )
 """Facts that, when only assumed, make a verdict on the hardware meaningless."""
 _HOST_ONLY_FACTS = frozenset({"p2p", "board"})

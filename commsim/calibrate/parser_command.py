@@ -215,6 +215,8 @@ def read_command(text: str, line: int | None) -> TestsCommand | None:
 ONE_PROCESS = "nccl-tests command line (one process)"
 """Source name of the rank evidence a bare command gives."""
 LAUNCHED = "launcher command line (processes x nThread x nGpus)"
+MAX_LAUNCHED = 65536
+"""The largest rank count a launcher's line is taken for (the busbw/algbw ratio's bound too)."""
 """Source name of the rank evidence an MPI or Slurm launcher's process count gives."""
 
 
@@ -310,6 +312,8 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
     if processes < 1 or (unreadable and (threads is None or gpus is None)):
         return None
     threads, gpus = threads or 1, gpus or 1
+    if processes * threads * gpus > MAX_LAUNCHED:
+        return None  # no machine runs it; the other sources (or --gpus) say
     text = f"{processes} processes x {threads} thread(s) x {gpus} GPU(s): {command.text}"
     return Evidence.at(processes * threads * gpus, LAUNCHED, command.line, text)
 

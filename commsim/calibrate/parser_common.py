@@ -267,6 +267,8 @@ def clean_text(text: str) -> CleanText:
 
 _BRACKETED = re.compile(r"\[[\d,]+\](?:<(?:stdout|stderr)>:)?")
 """A bracketed launcher prefix (``[0]``, ``[1,0]<stdout>:``) as text, to find it again inside a line."""
+_ROW_START = re.compile(r"\s*\d")
+"""A result row starts with its size; NCCL's lines start with a host name or a bracketed tag."""
 
 
 def _strip_prefixes(line: str) -> tuple[str, int | None]:
@@ -275,7 +277,8 @@ def _strip_prefixes(line: str) -> tuple[str, int | None]:
     A launcher that tags each write rather than each line (``mpiexec
     -prepend-rank``) puts its bracketed prefix again inside a result row,
     glued to the field before it, since nccl-tests prints a row in pieces
-    (``-1[0]    1626.5``): those repeats are replaced by a blank.
+    (``-1[0]    1626.5``): those repeats are replaced by a blank, in result rows
+    only (NCCL's channel lines name ranks as ``0[0] -> 1[1]``).
     """
     rank, tags = None, set()
     for _ in range(4):  # a time stamp, a launcher, a tagger, a rank
@@ -289,8 +292,9 @@ def _strip_prefixes(line: str) -> tuple[str, int | None]:
         if stripped == line:
             break
         line = stripped
-    for tag in tags:
-        line = re.sub(r"(?<=\S)" + re.escape(tag), " ", line)
+    if _ROW_START.match(line) and "NCCL" not in line:  # NCCL's own lines keep their 0[0] rank tags
+        for tag in tags:
+            line = re.sub(r"(?<=\S)" + re.escape(tag), " ", line)
     return line, rank
 
 
