@@ -66,6 +66,41 @@ SEPARATE_LINES = [
 ]
 
 
+ODD_LINES = [
+    # nNodes below 1 or above the 2 hosts: no placement prints it
+    (
+        "gke-a:299:299 [0] NCCL INFO comm 0x55d4c8a0 rank 0 nRanks 8 nNodes 0 localRanks 8 localRank 0",
+        "0 node(s)",
+    ),
+    (
+        "gke-a:299:299 [0] NCCL INFO comm 0x55d4c8a0 rank 0 nRanks 8 nNodes 5 localRanks 4 localRank 0",
+        "5 node(s)",
+    ),
+    # a clique of 6 splits a host of 4; a clique of 99 is more than the 8 ranks
+    ("gke-a:299:299 [0] NCCL INFO MNNVL 1 cliqueId 7f cliqueSize 6 cliqueRank 0", "clique of 6 ranks"),
+    ("gke-a:299:299 [0] NCCL INFO MNNVL 1 cliqueId 7f cliqueSize 99 cliqueRank 0", "clique of 99 ranks"),
+]
+
+
+@pytest.mark.parametrize(("line", "said"), ODD_LINES)
+def test_numbers_no_placement_gives_are_warned_about_not_believed(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    """A node count outside 1..hosts, or a clique that is not whole hosts within the run, is no
+    evidence: the fact stays assumed (one domain, as without the line) and a warning names line 17."""
+    inference = _infer(_log_with(tmp_path, line))
+    fact = inference.facts["nvlink_domain"]
+    assert (fact.value, fact.assumed) == ("shared", True)
+    assert any(w.startswith(f"line {DEVICE_LIST_END + 1}: ") and said in w for w in inference.warnings)
+
+
+def test_mnnvl_0_on_the_communicator_line_means_separate(tmp_path: Path) -> None:
+    """'MNNVL 0' on NCCL's comm line: NCCL does not use NVLink between hosts, whatever its node count."""
+    line = "gke-a:299:299 [0] NCCL INFO comm 0x55d4 rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0"
+    fact = _infer(_log_with(tmp_path, line)).facts["nvlink_domain"]
+    assert (fact.value, fact.assumed) == ("separate", False)
+
+
 @pytest.mark.parametrize("line", SHARED_LINES)
 def test_lines_that_show_nvlink_between_hosts_make_it_known_shared(tmp_path: Path, line: str) -> None:
     """Each kind of line alone: the fact is known, its evidence is line 17, and the machine is one

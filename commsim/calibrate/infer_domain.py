@@ -101,7 +101,7 @@ def infer_nvlink_domain(
         If ``option`` is neither ``"shared"`` nor ``"separate"``.
     """
     check_nvlink_domain(option)
-    seen = _from_log(log, raw, hosts, per_node)
+    seen = _from_log(log, raw, hosts, per_node, warnings)
     if option is None:
         return seen or NvlinkDomain(_assumed(hosts))
     conflict("NVLink domain", OPTION, option, seen.fact if seen else None, warnings)
@@ -137,7 +137,9 @@ def _assumed(hosts: int) -> Fact:
     return Fact("nvlink_domain", "shared", (), assumed=True, option=OPTION, note=note)
 
 
-def _from_log(log: NcclTestsLog, raw: str, hosts: int, per_node: int) -> NvlinkDomain | None:
+def _from_log(
+    log: NcclTestsLog, raw: str, hosts: int, per_node: int, warnings: list[str]
+) -> NvlinkDomain | None:
     """What NCCL's own lines say, most direct first; None when they say nothing."""
     disabled = log.settings.env.get("NCCL_MNNVL_ENABLE")
     if disabled is not None and str(disabled.value).strip() == "0":
@@ -145,8 +147,8 @@ def _from_log(log: NcclTestsLog, raw: str, hosts: int, per_node: int) -> NvlinkD
         return NvlinkDomain(_known("separate", (disabled,), note), hosts)
     lines = tool_lines(raw, log.last_line)
     return (
-        _from_comm_line(lines, log.n_ranks, hosts)
-        or _from_clique_line(lines, log.n_ranks, hosts, per_node)
+        _from_comm_line(lines, log.n_ranks, hosts, warnings)
+        or _from_clique_line(lines, log.n_ranks, hosts, per_node, warnings)
         or _from_channels(lines, log, hosts)
     )
 
@@ -155,16 +157,29 @@ def _known(value: str, evidence: tuple[Evidence, ...], note: str) -> Fact:
     return Fact("nvlink_domain", value, evidence, option=OPTION, note=note)
 
 
-def _from_comm_line(lines: Sequence[tuple[int, str]], ranks: int, hosts: int) -> NvlinkDomain | None:
-    """NCCL's node count for the run's communicator: NVLink domains (MNNVL) or hosts (without)."""
+def _from_comm_line(
+    lines: Sequence[tuple[int, str]], ranks: int, hosts: int, warnings: list[str]
+) -> NvlinkDomain | None:
+    """NCCL's node count for the run's communicator: NVLink domains (MNNVL) or hosts (without).
+
+    A count NCCL cannot print for these hosts (below 1, above the hosts) is no evidence: warned about.
+    """
     for number, text in lines:
         match = _COMM.search(text)
         if match is None or int(match.group(1)) != ranks:
             continue
-        nodes = int(match.group(2))
+        nodes, mnnvl = int(match.group(2)), match.group(3)
+        if not 1 <= nodes <= hosts:
+            warnings.append(
+                f"line {number}: NCCL counts {nodes} node(s) for a run of {hosts} hosts, which no "
+                "placement gives; the line is not used for the NVLink domain"
+            )
+            continue
         seen = (Evidence.at(nodes, _SOURCE, number, text),)
-        if nodes >= hosts:
+        if nodes == hosts or mnnvl == "0":
             note = f"NCCL counts {nodes} nodes for {hosts} hosts: no two hosts share an NVLink domain"
+            if mnnvl == "0":
+                note = f"MNNVL 0 on NCCL's communicator line: hosts talk over the network ({nodes} nodes)"
             return NvlinkDomain(_known("separate", seen, note), hosts)
         note = f"NCCL counts {nodes} node(s) for {hosts} hosts: hosts of one NVLink domain are one node"
         return NvlinkDomain(_known("shared", seen, note), nodes)
@@ -172,14 +187,23 @@ def _from_comm_line(lines: Sequence[tuple[int, str]], ranks: int, hosts: int) ->
 
 
 def _from_clique_line(
-    lines: Sequence[tuple[int, str]], ranks: int, hosts: int, per_node: int
+    lines: Sequence[tuple[int, str]], ranks: int, hosts: int, per_node: int, warnings: list[str]
 ) -> NvlinkDomain | None:
-    """NCCL's MNNVL clique: how many ranks share one rank's NVLink domain."""
+    """NCCL's MNNVL clique: how many ranks share one rank's NVLink domain.
+
+    A clique is whole hosts and no larger than the run: another size is no evidence (warned about).
+    """
     for number, text in lines:
         match = _CLIQUE.search(text)
         if match is None:
             continue
         enabled, size = int(match.group(1)), int(match.group(2))
+        if enabled and (size > ranks or size < 1 or size % per_node):
+            warnings.append(
+                f"line {number}: an NVLink clique of {size} ranks cannot hold whole hosts of {per_node} "
+                f"GPUs within {ranks} ranks; the line is not used for the NVLink domain"
+            )
+            continue
         seen = (Evidence.at(size, _SOURCE, number, text),)
         if not enabled or size <= per_node:
             note = f"MNNVL {enabled}, {size} rank(s) per NVLink clique: hosts talk over the network"
