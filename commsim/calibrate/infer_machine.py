@@ -160,9 +160,16 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
         return Board(
             cls, need, Fact("board", cls, (), assumed=len(flexible) > 1, option="--topology", note=note)
         )
+    largest = max(g for _, g in fixed)
+    if highest > max(per_node, largest):
+        raise InferenceError(
+            f"a host's ranks use its GPU {highest - 1} (device list, CUDA_VISIBLE_DEVICES or --devices), "
+            f"but {spec.name} ships on boards of at most {largest} GPUs ({', '.join(classes)}); give "
+            f"--devices with indices 0-{largest - 1}, or --topology"
+        )
     raise InferenceError(
         f"{per_node} GPUs per host, but {spec.name} ships on boards of at most "
-        f"{max(g for _, g in fixed)} GPUs ({', '.join(classes)}); give --gpus-per-node or --topology"
+        f"{largest} GPUs ({', '.join(classes)}); give --gpus-per-node or --topology"
     )
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from commsim.calibrate.evidence import Evidence, Fact
+from commsim.calibrate.infer_devices import DevicePlan, choice_matters, plan_devices
 from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
 from commsim.calibrate.infer_layout import InferenceError, Layout, given, infer_layout, infer_ranks
 from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board, board_for, build_box, host_gpus
@@ -75,6 +76,9 @@ class RunOptions:
         share NVLink domains (NVL72 racks) or each is its own, reaching the others over its NICs.
     topology : Topology, optional
         The machine of one host (``--topology``); several hosts make a cluster of it.
+    devices : tuple of int, optional
+        The board's GPUs (``nvidia-smi`` indices) each host's ranks use, in local rank order
+        (``--devices 0,2,4,6``), as ``CUDA_VISIBLE_DEVICES`` in the log would say.
     """
 
     gpus: int | None = None
@@ -89,10 +93,12 @@ class RunOptions:
     nccl_version: str | None = None
     topology: Topology | None = None
     nvlink_domain: str | None = None
+    devices: tuple[int, ...] | None = None
 
 
 _VERDICT_FACTS = frozenset(
     {"ranks", "gpu", "board", "gpus_per_node", "p2p", "network", "nics_per_node", "nodes", "nvlink_domain"}
+    | {"gpus_used"}
 )
 """Facts that, when only assumed, make a verdict on the hardware meaningless."""
 _HOST_ONLY_FACTS = frozenset({"p2p", "board"})
@@ -192,7 +198,8 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     per_node = int(layout.per_node.value)
     facts["launch"] = _launch(log)
     cuda_graph = _cuda_graph(log, facts, warnings)
-    board = _board(spec, box_source, layout, facts)
+    plan = plan_devices(layout, settings, options.devices, warnings)
+    board = _board(spec, box_source, layout, facts, plan)
     if ranks == 1:
         _one_rank_facts(spec, facts)
     facts["p2p"] = infer_p2p(
@@ -227,7 +234,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     if _p2p_transport_off(facts["p2p"], settings):
         box = _without_fabric(box, warnings)
     topology, gpu_names = _machine(box, boxes, nic, nics)
-    rank_gpus = _rank_gpus(gpu_names, layout, board, ranks, per_node, facts)
+    rank_gpus = _rank_gpus(topology, gpu_names, plan, layout, board, ranks, facts)
     _refuse_shared_gpus(log, rank_gpus)
     version = facts["nccl_version"].value
     return RunInference(
@@ -345,12 +352,16 @@ def _cuda_graph(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) 
 
 
 def _board(
-    spec: GpuSpec | None, box_source: Topology | None, layout: Layout, facts: dict[str, Fact]
+    spec: GpuSpec | None,
+    box_source: Topology | None,
+    layout: Layout,
+    facts: dict[str, Fact],
+    plan: DevicePlan,
 ) -> Board | None:
     if box_source is not None:
         return None
     assert spec is not None, "without a given topology the GPU is known (infer_gpu raises otherwise)"
-    board = board_for(spec, int(layout.per_node.value), layout.devices)
+    board = board_for(spec, int(layout.per_node.value), plan.devices)
     facts["board"] = board.fact
     return board
 
@@ -466,46 +477,61 @@ def _machine(box: Topology, boxes: int, nic: str | None, nics: int) -> tuple[Top
 
 
 def _rank_gpus(
+    machine: Topology,
     gpu_names: list[list[str]],
+    plan: DevicePlan,
     layout: Layout,
     board: Board | None,
     ranks: int,
-    per_node: int,
     facts: dict[str, Fact],
 ) -> tuple[str, ...]:
-    """The GPU of every rank: each host's listed device indices, else its first GPUs."""
+    """The GPU of every rank: the board GPUs :func:`plan_devices` names for each host, else its first.
+
+    When a host runs only some GPUs of its board and nothing says which, the first are assumed, and
+    whether another choice would change the machine (:func:`choice_matters`) decides whether that
+    assumption withholds the verdict.
+    """
+    per_node = int(layout.per_node.value)
     if board is not None and board.cls == "nvl72" and board.gpus > HOST_GPUS["nvl72"]:
         return _rack_gpus(gpu_names, ranks, per_node, facts)
-    out: list[str] = []
-    devices = layout.devices
-    if per_node > len(gpu_names[0]) or len(gpu_names) < int(layout.nodes.value):
+    hosts, box_gpus = int(layout.nodes.value), len(gpu_names[0])
+    if per_node > box_gpus or len(gpu_names) < hosts:
         raise TopologyError(
-            f"the machine has {len(gpu_names)} box(es) of {len(gpu_names[0])} GPU(s) but the run has "
-            f"{int(layout.nodes.value)} host(s) of {per_node} rank(s); give a topology of one host with at "
+            f"the machine has {len(gpu_names)} box(es) of {box_gpus} GPU(s) but the run has "
+            f"{hosts} host(s) of {per_node} rank(s); give a topology of one host with at "
             "least as many GPUs (--topology: a topology YAML, or a builder file such as "
             f"'{{builder: nvswitch_box, gpus: {per_node}}}'), or --gpus-per-node"
         )
-    for host in range(int(layout.nodes.value)):
-        box = gpu_names[host]
+    devices = plan.devices
+    if devices is not None and max(max(d, default=-1) for d in devices) >= box_gpus:
+        if plan.fact is not None and plan.fact.evidence[0].source == "option --devices":
+            raise InferenceError(
+                f"--devices names GPU {max(max(d) for d in devices)} but a host of the machine has "
+                f"{box_gpus} GPU(s) (0-{box_gpus - 1})"
+            )
+        devices, plan = None, DevicePlan(None, None)  # indices past the board: the first GPUs
+    out: list[str] = []
+    for host in range(hosts):
         wanted = devices[host] if devices is not None else tuple(range(per_node))
-        if max(wanted, default=-1) >= len(box):
-            wanted = tuple(range(per_node))
-        out += [box[d] for d in wanted]
-    if devices is None and per_node < len(gpu_names[0]):
-        facts["gpus_used"] = Fact(
-            "gpus_used",
-            f"the first {per_node} of {len(gpu_names[0])}",
-            (),
-            assumed=True,
-            note="the log does not say which GPUs of a host ran",
-        )
-    elif devices is not None and per_node < len(gpu_names[0]):
-        facts["gpus_used"] = Fact(
-            "gpus_used",
-            sorted(set(devices[0])),
-            (Evidence(list(devices[0]), "device list: CUDA device indices"),),
-        )
+        out += [gpu_names[host][d] for d in wanted]
+    if per_node < box_gpus:
+        facts["gpus_used"] = plan.fact or _assumed_gpus(machine, gpu_names[0], per_node, hosts > 1)
     return tuple(out)
+
+
+def _assumed_gpus(machine: Topology, gpus: list[str], per_node: int, networked: bool) -> Fact:
+    """The first ``per_node`` GPUs of each host, assumed; a fact that withholds the verdict only when
+    another choice of them would change the machine (the NICs they reach, the links between them)."""
+    value = f"the first {per_node} of {len(gpus)}"
+    why = choice_matters(machine, gpus, per_node, networked)
+    if why is None:
+        same = "would be joined by the same links"
+        if networked:
+            same = "would reach the same NICs over the same links"
+        note = f"the log does not say which GPUs of a host ran; any {per_node} of its GPUs {same}"
+        return Fact("gpus_used", value, (), option="--devices", note=note)
+    note = f"the log does not say which GPUs of a host ran, and the choice changes the machine: {why}"
+    return Fact("gpus_used", value, (), assumed=True, option="--devices", note=note)
 
 
 def _refuse_shared_gpus(log: NcclTestsLog, rank_gpus: tuple[str, ...]) -> None:

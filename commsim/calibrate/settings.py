@@ -17,7 +17,9 @@ most trusted first:
   the same code printed by modified builds (``NCCL version: 22602``);
 * command lines the log shows: ``mpirun -x NCCL_X=V`` (backslash-continued
   lines joined), ``export NCCL_X=V``, ``NCCL_X=V ./build/...``,
-  ``srun --export=ALL,NCCL_X=V``, ``mpiexec -genv NCCL_X V``.
+  ``srun --export=ALL,NCCL_X=V``, ``mpiexec -genv NCCL_X V``; the same forms
+  (and ``-J`` JSON's ``env``) give ``CUDA_VISIBLE_DEVICES``,
+  ``HIP_VISIBLE_DEVICES`` and ``ROCR_VISIBLE_DEVICES``.
 
 When sources disagree every one is kept (``RunSettings.evidence``), the
 most trusted is used and a warning says so.
@@ -38,7 +40,7 @@ from typing import Any
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings_choice import Found, choose
 from commsim.calibrate.settings_commands import ASSIGNMENT, read_commands
-from commsim.calibrate.settings_lines import NOT_SETTINGS, decode_version_code, read_line
+from commsim.calibrate.settings_lines import DEVICE_VARIABLES, NOT_SETTINGS, decode_version_code, read_line
 
 __all__ = [
     "NETWORKS",
@@ -68,7 +70,8 @@ class RunSettings:
     env : dict of str to Evidence
         Forced ``NCCL_*`` settings (``NCCL_ALGO``, ``NCCL_PROTO``,
         ``NCCL_NVLS_ENABLE``, ``NCCL_IB_HCA`` ...): the value NCCL was given,
-        as a string.
+        as a string; also the GPUs a host exposes (``CUDA_VISIBLE_DEVICES``,
+        ``HIP_VISIBLE_DEVICES``, ``ROCR_VISIBLE_DEVICES``).
     network : Evidence or None
         The inter-node transport, one of :data:`NETWORKS`.
     nics : Evidence or None
@@ -210,7 +213,7 @@ def read_json_settings(document: Mapping[str, Any], line: int) -> RunSettings:
 
 def _settle(found: Found) -> RunSettings:
     chosen, evidence, warnings = choose(found)
-    env = {name: chosen[name] for name in sorted(chosen) if name.startswith("NCCL_")}
+    env = {n: chosen[n] for n in sorted(chosen) if n.startswith("NCCL_") or n in DEVICE_VARIABLES}
     facts = {name: chosen.get(name) for name in _FACTS}
     return RunSettings(env=env, evidence=evidence, warnings=tuple(warnings), **facts)
 

@@ -1,10 +1,12 @@
-"""Forced ``NCCL_*`` settings read from the command lines a log shows.
+"""Forced ``NCCL_*`` settings, and the GPUs a host exposes, read from the command lines a log shows.
 
 ``mpirun -x NCCL_X=V`` (backslash-continued lines joined), ``export
-NCCL_X=V``, ``NCCL_X=V ./build/...``, ``srun --export=ALL,NCCL_X=V``,
-``mpiexec -genv NCCL_X V``. They are the least trusted source of a setting
-(rank 2; :mod:`commsim.calibrate.settings_choice`): NCCL's own lines say what
-it was given.
+NCCL_X=V``, ``NCCL_X=V ./build/...`` (or the assignment alone on a line, as
+``env`` prints it), ``srun --export=ALL,NCCL_X=V``, ``mpiexec -genv NCCL_X V``.
+The same forms set :data:`~commsim.calibrate.settings_lines.DEVICE_VARIABLES`
+(``CUDA_VISIBLE_DEVICES=0,2,4,6``): which GPUs of a host the ranks see. They
+are the least trusted source of a setting (rank 2;
+:mod:`commsim.calibrate.settings_choice`): NCCL's own lines say what it was given.
 """
 
 from __future__ import annotations
@@ -15,18 +17,22 @@ from collections.abc import Iterator, Sequence
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings_choice import Found
-from commsim.calibrate.settings_lines import NOT_SETTINGS
+from commsim.calibrate.settings_lines import DEVICE_VARIABLES, NOT_SETTINGS
 
 __all__ = ["ASSIGNMENT", "read_commands"]
 
-ASSIGNMENT = re.compile(r"^(NCCL_[A-Z0-9_]+)=(.*)$")
-"""``NCCL_X=V`` as one word: the name and the value."""
+_NAME = rf"NCCL_[A-Z0-9_]+|{'|'.join(DEVICE_VARIABLES)}"
+ASSIGNMENT = re.compile(rf"^({_NAME})=(.*)$")
+"""``NCCL_X=V`` (or ``CUDA_VISIBLE_DEVICES=V`` ...) as one word: the name and the value."""
+_NAMED = re.compile(rf"(?:^|[^A-Z0-9_])(?:{_NAME})\b")
+_SHELL_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:=|$)")
+"""A word ``export`` takes: ``NAME=value`` or ``NAME``."""
 _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 _PROMPT = re.compile(r"^(?:[>$#]\s+|[\w.@:~/-]+[$#]\s+)")
 
 
 def read_commands(found: Found, lines: Sequence[str], first_line: int) -> None:
-    """Add to ``found`` the ``NCCL_*`` settings of every command line in ``lines`` (``lines[0]`` is
+    """Add to ``found`` the settings of every command line in ``lines`` (``lines[0]`` is
     line ``first_line``), each cited at the line of its command that names it."""
     for number, command in _commands(lines, first_line):
         last = {name: (value, source) for name, value, source in _command_settings(command)}
@@ -60,12 +66,12 @@ def _commands(lines: Sequence[str], first_line: int) -> Iterator[tuple[int, str]
             pending += text[:-1].strip() + " "
             continue
         command, pending = (pending + text).strip(), ""
-        if "NCCL_" in command and not _NCCL_LOG.search(command):  # every setting read is NCCL_*
+        if _NAMED.search(command) and not _NCCL_LOG.search(command):
             yield start, command
 
 
 def _command_settings(command: str) -> Iterator[tuple[str, str, str]]:
-    """(name, value, source) of each NCCL_* setting a command line makes."""
+    """(name, value, source) of each setting (``NCCL_*``, GPU visibility) a command line makes."""
     try:
         tokens = shlex.split(command, comments=False)
     except ValueError:
@@ -79,26 +85,35 @@ def _command_settings(command: str) -> Iterator[tuple[str, str, str]]:
                 yield assignment.group(1), assignment.group(2), "command line"
             continue
         leading = False
-        yield from _option_settings(token, following, tokens[index + 2 : index + 3])
+        after = tokens[index + 2 : index + 3] if token != "export" else _words_after(tokens, index + 2)
+        yield from _option_settings(token, following, after)
+
+
+def _words_after(tokens: list[str], start: int) -> list[str]:
+    """The words of an ``export`` after its first, up to a shell separator."""
+    words = []
+    for word in tokens[start:]:
+        if word in (";", "&&", "||", "|"):
+            break
+        words.append(word)
+    return words
 
 
 def _option_settings(token: str, following: str, after: list[str]) -> Iterator[tuple[str, str, str]]:
     if token == "-x" and ASSIGNMENT.match(following):
         name, value = following.split("=", 1)
         yield name, value, "mpirun -x"
-    elif token == "export":
-        match = ASSIGNMENT.match(following)
-        if match:
-            yield match.group(1), match.group(2), "export"
+    elif token == "export":  # export A=1 B=2: every assignment up to the next other word
+        for word in [following, *after]:
+            if not _SHELL_WORD.match(word):
+                break
+            match = ASSIGNMENT.match(word)
+            if match:
+                yield match.group(1), match.group(2), "export"
     elif token.startswith(("--export=", "--env=")):
         for part in token.split("=", 1)[1].split(","):
             match = ASSIGNMENT.match(part)
             if match:
                 yield match.group(1), match.group(2), "srun --export"
-    elif (
-        token in ("-genv", "-env", "--env")
-        and following.startswith("NCCL_")
-        and after
-        and "=" not in following
-    ):
+    elif token in ("-genv", "-env", "--env") and _NAMED.match(following) and after and "=" not in following:
         yield following, after[0], f"mpiexec {token}"

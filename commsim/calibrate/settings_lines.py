@@ -19,9 +19,20 @@ from typing import Any
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings_choice import Found
 
-__all__ = ["NOT_SETTINGS", "decode_version_code", "network_name", "read_line", "version_in_code_line"]
+__all__ = [
+    "DEVICE_VARIABLES",
+    "NOT_SETTINGS",
+    "decode_version_code",
+    "network_name",
+    "read_line",
+    "version_in_code_line",
+]
 
 NOT_SETTINGS = {"NCCL_VERSION"}  # set by NVIDIA containers to the packaged version, not read by NCCL
+
+DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+"""Variables that choose which GPUs of a host a process sees (CUDA, HIP, the ROCm runtime): read as
+settings beside the ``NCCL_*`` ones (:mod:`commsim.calibrate.infer_devices` uses them)."""
 
 
 def decode_version_code(code: int) -> str:

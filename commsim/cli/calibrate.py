@@ -69,6 +69,15 @@ NvlinkDomain = Annotated[
         "(assumed).",
     ),
 ]
+Devices = Annotated[
+    str | None,
+    typer.Option(
+        "--devices",
+        help="The board's GPUs (nvidia-smi indices) each host's ranks run on, in local rank order, e.g. "
+        "0,2,4,6, when the log does not say (no device list or CUDA_VISIBLE_DEVICES) and the choice "
+        "changes the NICs or links reached.",
+    ),
+]
 Collective = Annotated[
     str | None,
     typer.Option(
@@ -100,6 +109,7 @@ def validate(
     proto: Proto = None,
     nccl_version: NcclVersion = None,
     nvlink_domain: NvlinkDomain = None,
+    devices: Devices = None,
     calibrated: Annotated[
         Path | None, typer.Option(help="Calibrated topology from 'commsim calibrate'.")
     ] = None,
@@ -130,7 +140,7 @@ def validate(
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
-    options = _with_nvlink_domain(options, nvlink_domain)
+    options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
     reports = validate_runs(log, options=options, params=params, collective=collective, n_ranks=gpus)
     if run is not None:
         if not 1 <= run <= len(reports):
@@ -209,6 +219,20 @@ def _with_nvlink_domain(options: RunOptions, nvlink_domain: str | None) -> RunOp
     return replace(options, nvlink_domain=nvlink_domain)
 
 
+def _with_devices(options: RunOptions, devices: str | None) -> RunOptions:
+    """``options`` with ``--devices``: distinct GPU indices, comma-separated, refused otherwise."""
+    from dataclasses import replace
+
+    if devices is None:
+        return options
+    parts = [p.strip() for p in devices.split(",")]
+    if not all(p.isdigit() for p in parts) or len(set(parts)) != len(parts):
+        raise CommsimError(
+            f"--devices {devices!r}: give distinct GPU indices of a host, comma-separated (e.g. 0,2,4,6)"
+        )
+    return replace(options, devices=tuple(int(p) for p in parts))
+
+
 def _check_nic(nic: str) -> None:
     """Refuse a ``--nic`` that names no network link kind, even for a run on one host."""
     from commsim.errors import did_you_mean
@@ -250,6 +274,7 @@ def calibrate(
     proto: Proto = None,
     nccl_version: NcclVersion = None,
     nvlink_domain: NvlinkDomain = None,
+    devices: Devices = None,
     collective: Collective = None,
     fit_param: Annotated[
         list[str] | None, typer.Option("--fit", help="Fit only these parameters (repeatable).")
@@ -265,7 +290,7 @@ def calibrate(
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
-    options = _with_nvlink_domain(options, nvlink_domain)
+    options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
     validations = [
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
     ]
