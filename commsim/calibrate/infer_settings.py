@@ -33,12 +33,14 @@ __all__ = [
     "ALGO_NAMES",
     "PROTO_NAMES",
     "forced_choices",
+    "infer_host_transport",
     "infer_network",
     "infer_nics",
     "infer_p2p",
     "infer_version",
     "p2p_disabled",
     "setting",
+    "shm_disabled",
 ]
 
 _IB_BY_ARCH = {
@@ -83,6 +85,35 @@ def p2p_disabled(settings: RunSettings) -> Evidence | None:
     """The log's ``NCCL_P2P_DISABLE=1`` (NCCL's P2P transport off, over NVLink too), or None."""
     disabled = setting(settings, "NCCL_P2P_DISABLE")
     return disabled if _value(disabled) == "1" else None
+
+
+def shm_disabled(settings: RunSettings) -> Evidence | None:
+    """The log's ``NCCL_SHM_DISABLE=1`` (NCCL's SHM transport, through host memory, off), or None."""
+    disabled = setting(settings, "NCCL_SHM_DISABLE")
+    return disabled if _value(disabled) == "1" else None
+
+
+def infer_host_transport(settings: RunSettings, p2p: Fact, per_node: int) -> Fact | None:
+    """NCCL's transport between GPUs of a host when it is one the model does not price, else None.
+
+    NCCL tries its transports in order, P2P, SHM, NET, for each pair of ranks (``src/transport.cc``);
+    ``NCCL_SHM_DISABLE=1`` makes SHM refuse (``src/transport/shm.cc``), so two GPUs of a host without
+    peer-to-peer are joined by the network transport: the NIC's loopback (IB verbs) or sockets,
+    which the model does not price (it prices such pairs through host memory, SHM). With
+    peer-to-peer only assumed on, which transport ran is unknown; known on, SHM is not used anyway.
+    """
+    shm = shm_disabled(settings)
+    if shm is None or per_node < 2 or (p2p.value and not p2p.assumed):
+        return None
+    why = (
+        "NCCL_SHM_DISABLE=1: without GPU peer-to-peer NCCL joins the GPUs of a host over its network "
+        "transport (the NIC's loopback or sockets), which the model does not price"
+    )
+    if p2p.value:
+        value = "P2P if peer-to-peer works, else the network transport (not modelled)"
+        return Fact("host_transport", value, (shm,), assumed=True, option="--p2p/--no-p2p", note=why)
+    value = "the network transport (not modelled: priced as through host memory)"
+    return Fact("host_transport", value, (shm, *p2p.evidence[:1]), note=why)
 
 
 def _value(evidence: Evidence | None) -> str | None:

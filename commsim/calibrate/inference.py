@@ -33,6 +33,7 @@ from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board, boar
 from commsim.calibrate.infer_machine import infer_gpu as _infer_gpu
 from commsim.calibrate.infer_settings import (
     forced_choices,
+    infer_host_transport,
     infer_network,
     infer_nics,
     infer_p2p,
@@ -210,6 +211,9 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         _has_fabric(spec, board),
         options.topology.peer_to_peer if options.topology is not None else None,
     )
+    host_transport = infer_host_transport(settings, facts["p2p"], per_node)
+    if host_transport is not None:
+        facts["host_transport"] = host_transport
     board, boxes = _domains(log, raw, options, board, layout, ranks, facts, warnings)
     nic, nics = None, 0
     if boxes > 1:

@@ -20,7 +20,9 @@ Branches, in order: **doubtful run** when the log contradicts itself (a
 size moved faster than the NICs of a host can carry, or in-place and
 out-of-place times disagree wildly); **cannot judge** when the run splits its
 ranks into concurrent communicators (``NCCL_TESTS_SPLIT_MASK``: the model
-prices one alone) or when a fact the
+prices one alone), when ``NCCL_SHM_DISABLE=1`` without peer-to-peer sends the
+traffic between GPUs of a host over NCCL's network transport (not priced),
+or when a fact the
 verdict rests on is only assumed (the options to give are named: a wrong
 guess would blame the user's hardware for the tool's assumption), unless the
 run is below its machine whatever that fact (peer-to-peer assumed off is the
@@ -214,9 +216,9 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         text_ = "doubtful run: " + "; ".join(parts)
         text_ += "; its figures should not be trusted (measure again)"
         return Verdict("doubtful", ratio, (), ((failed,) if failed else ()) + doubts, notes, text_)
-    split = _split_text(validation, ratio, where)
-    if split:
-        return Verdict("cannot_judge", ratio, (), (), notes, split)
+    withheld = _split_text(validation, ratio, where) or _host_transport_text(validation, ratio, where)
+    if withheld:
+        return Verdict("cannot_judge", ratio, (), (), notes, withheld)
     assumed = [f for f in validation.inference.assumed if not _below_either_way(f, ratio)]
     if assumed:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
@@ -261,6 +263,31 @@ def _split_text(validation: Validation, ratio: float, where: str) -> str | None:
         f"concurrent communicators (color = rank & {mask:#x}) that share the hosts' NICs and links; "
         f"the model prices one communicator of {ranks} rank(s) alone, and measured busbw {where} "
         f"is {ratio:.2f}x its figure"
+    )
+
+
+def _host_transport_text(validation: Validation, ratio: float, where: str) -> str | None:
+    """The verdict on a run whose GPUs of a host may talk over NCCL's network transport.
+
+    ``NCCL_SHM_DISABLE=1`` without peer-to-peer leaves NCCL its network transport between GPUs of a
+    host (:func:`~commsim.calibrate.infer_settings.infer_host_transport`), which the model does not
+    price; no board or option would make the model's figure the run's, so none is named but
+    ``--p2p/--no-p2p`` when peer-to-peer is only assumed.
+    """
+    fact = validation.inference.facts.get("host_transport")
+    if fact is None:
+        return None
+    head = f"cannot judge: NCCL_SHM_DISABLE=1 ({fact.evidence[0].describe()})"
+    net = "NCCL's network transport (the NIC's loopback or sockets), which the model does not price"
+    if fact.assumed:
+        return (
+            f"{head} turns off NCCL's transport through host memory, so unless GPU peer-to-peer works "
+            f"between the GPUs of a host (assumed; --p2p/--no-p2p gives it) they talk over {net}; "
+            f"measured busbw {where} is {ratio:.2f}x the model's with peer-to-peer"
+        )
+    return (
+        f"{head} with GPU peer-to-peer off leaves the GPUs of a host only {net}: it prices their "
+        f"traffic through host memory; measured busbw {where} is {ratio:.2f}x that figure"
     )
 
 
