@@ -77,3 +77,11 @@ def test_shm_left_on_or_peer_to_peer_on_is_priced_as_before() -> None:
     with_p2p = _validate(LOG_100, RunOptions(p2p=True))
     assert "host_transport" not in with_p2p.inference.facts
     assert "NCCL_SHM_DISABLE" not in with_p2p.verdict()
+
+
+def test_a_one_host_machine_names_no_nic_kind() -> None:
+    """Log 100's modelled machine is one host of two PCIe GPUs: it used to read "0 roce_100g NIC(s)",
+    a NIC kind nothing in the run names; now the clause says no NIC is used."""
+    description = _validate(LOG_100, RunOptions(p2p=False)).inference.topology.description
+    assert "1 socket(s) (upi), no NIC (no network used). Datasheet defaults" in description
+    assert "roce" not in description

@@ -196,7 +196,22 @@ def _fixed_board(
 
 def build_box(spec: GpuSpec, board: Board, p2p: bool, nics: int, nic: str | None) -> Topology:
     """One host (or, for NVL72, one NVLink domain of ``board.gpus`` GPUs: a rack, or a tray whose
-    hosts share none) of the board class, with ``nics`` NICs of kind ``nic``."""
+    hosts share none) of the board class, with ``nics`` NICs of kind ``nic``; a run on one host has
+    none, and its description says so instead of naming a NIC kind it does not use."""
+    box = _board_box(spec, board, p2p, nics, nic)
+    if nic and nics:
+        return box
+    from dataclasses import replace
+
+    return replace(box, description=_NO_NIC.sub("no NIC (no network used)", box.description))
+
+
+_NO_NIC = re.compile(r"\b0 [a-z0-9_]+ NIC\(s\)")
+"""The builders' NIC clause with no NIC: ``0 roce_100g NIC(s)``."""
+
+
+def _board_box(spec: GpuSpec, board: Board, p2p: bool, nics: int, nic: str | None) -> Topology:
+    """The board's machine as its builder makes it."""
     from commsim.topology import machines
     from commsim.topology.resolve import get_topology
 
