@@ -27,7 +27,11 @@ verdict rests on is only assumed (the options to give are named: a wrong
 guess would blame the user's hardware for the tool's assumption), unless the
 run is below its machine whatever that fact (peer-to-peer assumed off is the
 slower machine, so a run below it is below either); then
-**above**, **as expected** or **below** by the ratio below.
+**above**, **as expected** or **below** by the ratio below. When every size
+the ratio is taken over is latency-bound (below 64 KiB, the error summary's
+boundary), above and below speak of the model's latency (per-call floor and
+per-step overheads), naming what a network transport's latency rests on when it
+is not NCCL's own table (the EFA step overhead's development logs ...).
 
 Thresholds, calibrated on the development logs
 (``tests/data/nccl-tests``, README "trust"; the one-GPU H100 set) with the
@@ -228,11 +232,14 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         )
         return Verdict("cannot_judge", ratio, (), (), notes, text_)
     aside = "".join(f"; note: {n}" for n in notes)
+    latency = _latency_only(validation)
     if ratio > ABOVE:
         text_ = (
             f"{ratio:.1f}x faster than the model expects {where}: the model's figures for this "
             "machine are too low (check the machine it used, or calibrate it with commsim calibrate)"
         )
+        if latency:
+            text_ = _latency_text(validation, f"latency {ratio:.1f}x lower than modelled", where, "too high")
         return Verdict("above", ratio, (), (), notes, text_ + aside + miss)
     if ratio >= BELOW:
         return Verdict("expected", ratio, (), (), notes, "as expected for this machine" + aside + miss)
@@ -242,8 +249,41 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     has_matrix = validation.log.topo_matrix is not None or given_box
     p2p = validation.inference.facts.get("p2p")
     p2p_off = p2p is not None and not p2p.assumed and not p2p.value and _hosts_share(validation)
-    text_ = _below_text(ratio, causes, lines, has_matrix, p2p_off, where)
+    head = f"{1 / ratio:.1f}x below what this machine should reach {where}"
+    if latency:
+        head = _latency_text(validation, f"latency {1 / ratio:.1f}x higher than modelled", where, "too low")
+    text_ = _below_text(head, causes, lines, has_matrix, p2p_off)
     return Verdict("below", ratio, causes, (), notes, text_ + miss)
+
+
+def _latency_only(validation: Validation) -> bool:
+    """Whether every size the ratio is taken over is latency-bound (below 64 KiB, the regime
+    boundary of the error summary), so the ratio compares per-call floors and overheads, not
+    bandwidth."""
+    from commsim.calibrate.validate import LATENCY_BOUND_BYTES
+
+    rows = validation.rows
+    return all(rows[i].nbytes < LATENCY_BOUND_BYTES for i in large_indices(r.nbytes for r in rows))
+
+
+def _latency_text(validation: Validation, head: str, where: str, model: str) -> str:
+    """A verdict drawn from latency-bound sizes only: about the model's floor and overheads, with
+    what the model's network latency rests on when it is not NCCL's own table (the transport's note)."""
+    from commsim.calibrate.defaults import transport_note
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    text = (
+        f"{head} {where}, where every size compared is below 64 KiB: the time there is the per-call "
+        f"floor and per-step overheads, not bandwidth, and the model's are {model} for this machine"
+    )
+    network = validation.inference.facts.get("network")
+    entry = LINK_KINDS.get(str(network.value)) if network is not None else None
+    note = transport_note(entry.transport, validation.params) if entry is not None else None
+    above = model == "too high"
+    if note:
+        lead = "the likely cause" if above else "what the model's network latency rests on"
+        return f"{text}; {lead}: {note}"
+    return f"{text} (calibrate it with commsim calibrate)" if above else text
 
 
 def _split_text(validation: Validation, ratio: float, where: str) -> str | None:
@@ -320,17 +360,15 @@ def _source_text(source: str | None) -> str:
 
 
 def _below_text(
-    ratio: float,
+    head: str,
     causes: tuple[str, ...],
     lines: list[tuple[int, str]],
     has_matrix: bool,
     p2p_off: bool = False,
-    where: str = "at large sizes",
 ) -> str:
-    """The below verdict: the causes the log shows, or what to run again to see one (not a matrix the
-    user already gave, with the log or as ``--topology``). Peer-to-peer known off is in the machine
-    modelled (through host memory), so it is not a cause of running below it."""
-    head = f"{1 / ratio:.1f}x below what this machine should reach {where}"
+    """The below verdict after its ``head``: the causes the log shows, or what to run again to see one
+    (not a matrix the user already gave, with the log or as ``--topology``). Peer-to-peer known off is
+    in the machine modelled (through host memory), so it is not a cause of running below it."""
     if causes:
         return f"{head}; causes the log shows: " + "; ".join(causes)
     if any("NCCL INFO" in text for _, text in lines):
