@@ -16,6 +16,9 @@ NICs, GPUs 0, 2, 4, 6 reach all 4; on a DGX-1 cube mesh GPUs 0-3 are fully
 joined by NVLink, GPUs 0, 2, 4, 6 are not. :func:`choice_matters` compares
 every choice (NICs reached, links between each pair); an assumed choice that
 matters withholds the verdict and names ``--devices``.
+
+:func:`rank_gpus_on_boards` then names the GPU of every rank of the machine modelled;
+:func:`rack_gpus` spreads the hosts of a GB200/GB300 run over its NVL72 racks.
 """
 
 from __future__ import annotations
@@ -29,9 +32,18 @@ from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, Layout, given
 from commsim.calibrate.parser_checks import number_spans
 from commsim.calibrate.settings import RunSettings
+from commsim.errors import TopologyError
 from commsim.topology.model import Topology
 
-__all__ = ["DevicePlan", "Visible", "choice_matters", "plan_devices", "visible_devices"]
+__all__ = [
+    "DevicePlan",
+    "Visible",
+    "choice_matters",
+    "plan_devices",
+    "rack_gpus",
+    "rank_gpus_on_boards",
+    "visible_devices",
+]
 
 _CHOICES_LIMIT = 256
 """Every choice of a host's GPUs is compared up to this many; beyond, a few typical ones."""
@@ -255,3 +267,84 @@ def choice_matters(box: Topology, gpus: Sequence[str], count: int, networked: bo
             "different links"
         )
     return None
+
+
+def rank_gpus_on_boards(
+    machine: Topology,
+    gpu_names: list[list[str]],
+    plan: DevicePlan,
+    layout: Layout,
+    facts: dict[str, Fact],
+) -> tuple[str, ...]:
+    """The GPU of every rank: the board GPUs :func:`plan_devices` names for each host, else its first.
+
+    When a host runs only some GPUs of its board and nothing says which, the first are assumed, and
+    whether another choice would change the machine (:func:`choice_matters`) decides whether that
+    assumption withholds the verdict.
+    """
+    per_node = int(layout.per_node.value)
+    hosts, box_gpus = int(layout.nodes.value), len(gpu_names[0])
+    if per_node > box_gpus or len(gpu_names) < hosts:
+        raise TopologyError(
+            f"the machine has {len(gpu_names)} box(es) of {box_gpus} GPU(s) but the run has "
+            f"{hosts} host(s) of {per_node} rank(s); give a topology of one host with at "
+            "least as many GPUs (--topology: a topology YAML, or a builder file such as "
+            f"'{{builder: nvswitch_box, gpus: {per_node}}}'), or --gpus-per-node"
+        )
+    devices = plan.devices
+    if devices is not None and max(max(d, default=-1) for d in devices) >= box_gpus:
+        if plan.fact is not None and plan.fact.evidence[0].source == "option --devices":
+            raise InferenceError(
+                f"--devices names GPU {max(max(d) for d in devices)} but a host of the machine has "
+                f"{box_gpus} GPU(s) (0-{box_gpus - 1})"
+            )
+        devices, plan = None, DevicePlan(None, None)  # indices past the board: the first GPUs
+    out: list[str] = []
+    for host in range(hosts):
+        wanted = devices[host] if devices is not None else tuple(range(per_node))
+        out += [gpu_names[host][d] for d in wanted]
+    if per_node < box_gpus:
+        facts["gpus_used"] = plan.fact or _assumed_gpus(machine, gpu_names[0], per_node, hosts > 1)
+    return tuple(out)
+
+
+def _assumed_gpus(machine: Topology, gpus: list[str], per_node: int, networked: bool) -> Fact:
+    """The first ``per_node`` GPUs of each host, assumed; a fact that withholds the verdict only when
+    another choice of them would change the machine (the NICs they reach, the links between them)."""
+    value = f"the first {per_node} of {len(gpus)}"
+    why = choice_matters(machine, gpus, per_node, networked)
+    if why is None:
+        same = "would be joined by the same links"
+        if networked:
+            same = "would reach the same NICs over the same links"
+        note = f"the log does not say which GPUs of a host ran; any {per_node} of its GPUs {same}"
+        return Fact("gpus_used", value, (), option="--devices", note=note)
+    note = f"the log does not say which GPUs of a host ran, and the choice changes the machine: {why}"
+    return Fact("gpus_used", value, (), assumed=True, option="--devices", note=note)
+
+
+def rack_gpus(
+    gpu_names: list[list[str]], ranks: int, per_node: int, facts: dict[str, Fact]
+) -> tuple[str, ...]:
+    """The GPU of every rank of an NVL72 run: its hosts spread evenly over the fewest racks.
+
+    A log names hosts, not racks; a run of 32 hosts of 4 GPUs needs two racks of 18 hosts, and is
+    placed 16 + 16 (an operator splits a job evenly; filling one rack first would leave 72 + 56 ranks,
+    domains NCCL would not pair). When the hosts do not split evenly, the first racks take one more.
+    """
+    racks = len(gpu_names)
+    per_host = max(per_node, 1)
+    hosts = -(-ranks // per_host)
+    if racks == 1 or hosts <= 0:
+        return tuple([g for box in gpu_names for g in box][:ranks])
+    base, extra = divmod(hosts, racks)
+    out: list[str] = []
+    for rack, box in enumerate(gpu_names):
+        out += box[: (base + (rack < extra)) * per_host]
+    if hosts % racks:
+        note = f"{hosts} hosts do not split evenly over {racks} racks: the first {extra} take one more"
+    else:
+        note = f"the log names hosts, not racks: {hosts} hosts spread evenly, {base} per rack"
+    value = f"{racks} x {base}{'+' if extra else ''} hosts"
+    facts["racks"] = Fact("racks", value, (), assumed=True, note=note)
+    return tuple(out[:ranks])

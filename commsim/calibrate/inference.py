@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from commsim.calibrate.evidence import Evidence, Fact
-from commsim.calibrate.infer_devices import DevicePlan, choice_matters, plan_devices
+from commsim.calibrate.infer_devices import DevicePlan, plan_devices, rack_gpus, rank_gpus_on_boards
 from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
 from commsim.calibrate.infer_layout import InferenceError, Layout, given, infer_layout, infer_ranks
 from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board, board_for, build_box, host_gpus
@@ -238,7 +238,10 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     if _p2p_transport_off(facts["p2p"], settings):
         box = _without_fabric(box, warnings)
     topology, gpu_names = _machine(box, boxes, nic, nics)
-    rank_gpus = _rank_gpus(topology, gpu_names, plan, layout, board, ranks, facts)
+    if board is not None and board.cls == "nvl72" and board.gpus > HOST_GPUS["nvl72"]:
+        rank_gpus = rack_gpus(gpu_names, ranks, per_node, facts)
+    else:
+        rank_gpus = rank_gpus_on_boards(topology, gpu_names, plan, layout, facts)
     _refuse_shared_gpus(log, rank_gpus)
     version = facts["nccl_version"].value
     return RunInference(
@@ -480,64 +483,6 @@ def _machine(box: Topology, boxes: int, nic: str | None, nics: int) -> tuple[Top
     return machine, [gpus[k * per_box : (k + 1) * per_box] for k in range(boxes)]
 
 
-def _rank_gpus(
-    machine: Topology,
-    gpu_names: list[list[str]],
-    plan: DevicePlan,
-    layout: Layout,
-    board: Board | None,
-    ranks: int,
-    facts: dict[str, Fact],
-) -> tuple[str, ...]:
-    """The GPU of every rank: the board GPUs :func:`plan_devices` names for each host, else its first.
-
-    When a host runs only some GPUs of its board and nothing says which, the first are assumed, and
-    whether another choice would change the machine (:func:`choice_matters`) decides whether that
-    assumption withholds the verdict.
-    """
-    per_node = int(layout.per_node.value)
-    if board is not None and board.cls == "nvl72" and board.gpus > HOST_GPUS["nvl72"]:
-        return _rack_gpus(gpu_names, ranks, per_node, facts)
-    hosts, box_gpus = int(layout.nodes.value), len(gpu_names[0])
-    if per_node > box_gpus or len(gpu_names) < hosts:
-        raise TopologyError(
-            f"the machine has {len(gpu_names)} box(es) of {box_gpus} GPU(s) but the run has "
-            f"{hosts} host(s) of {per_node} rank(s); give a topology of one host with at "
-            "least as many GPUs (--topology: a topology YAML, or a builder file such as "
-            f"'{{builder: nvswitch_box, gpus: {per_node}}}'), or --gpus-per-node"
-        )
-    devices = plan.devices
-    if devices is not None and max(max(d, default=-1) for d in devices) >= box_gpus:
-        if plan.fact is not None and plan.fact.evidence[0].source == "option --devices":
-            raise InferenceError(
-                f"--devices names GPU {max(max(d) for d in devices)} but a host of the machine has "
-                f"{box_gpus} GPU(s) (0-{box_gpus - 1})"
-            )
-        devices, plan = None, DevicePlan(None, None)  # indices past the board: the first GPUs
-    out: list[str] = []
-    for host in range(hosts):
-        wanted = devices[host] if devices is not None else tuple(range(per_node))
-        out += [gpu_names[host][d] for d in wanted]
-    if per_node < box_gpus:
-        facts["gpus_used"] = plan.fact or _assumed_gpus(machine, gpu_names[0], per_node, hosts > 1)
-    return tuple(out)
-
-
-def _assumed_gpus(machine: Topology, gpus: list[str], per_node: int, networked: bool) -> Fact:
-    """The first ``per_node`` GPUs of each host, assumed; a fact that withholds the verdict only when
-    another choice of them would change the machine (the NICs they reach, the links between them)."""
-    value = f"the first {per_node} of {len(gpus)}"
-    why = choice_matters(machine, gpus, per_node, networked)
-    if why is None:
-        same = "would be joined by the same links"
-        if networked:
-            same = "would reach the same NICs over the same links"
-        note = f"the log does not say which GPUs of a host ran; any {per_node} of its GPUs {same}"
-        return Fact("gpus_used", value, (), option="--devices", note=note)
-    note = f"the log does not say which GPUs of a host ran, and the choice changes the machine: {why}"
-    return Fact("gpus_used", value, (), assumed=True, option="--devices", note=note)
-
-
 def _refuse_shared_gpus(log: NcclTestsLog, rank_gpus: tuple[str, ...]) -> None:
     """Several ranks on one GPU (the device list prints the same host and device for them) are not a
     machine the model describes: refuse, naming them, instead of planning a send from a GPU to itself."""
@@ -556,33 +501,6 @@ def _refuse_shared_gpus(log: NcclTestsLog, rank_gpus: tuple[str, ...]) -> None:
         "list, or give --gpus-per-node if it is abridged)",
         log.source,
     )
-
-
-def _rack_gpus(
-    gpu_names: list[list[str]], ranks: int, per_node: int, facts: dict[str, Fact]
-) -> tuple[str, ...]:
-    """The GPU of every rank of an NVL72 run: its hosts spread evenly over the fewest racks.
-
-    A log names hosts, not racks; a run of 32 hosts of 4 GPUs needs two racks of 18 hosts, and is
-    placed 16 + 16 (an operator splits a job evenly; filling one rack first would leave 72 + 56 ranks,
-    domains NCCL would not pair). When the hosts do not split evenly, the first racks take one more.
-    """
-    racks = len(gpu_names)
-    per_host = max(per_node, 1)
-    hosts = -(-ranks // per_host)
-    if racks == 1 or hosts <= 0:
-        return tuple([g for box in gpu_names for g in box][:ranks])
-    base, extra = divmod(hosts, racks)
-    out: list[str] = []
-    for rack, box in enumerate(gpu_names):
-        out += box[: (base + (rack < extra)) * per_host]
-    if hosts % racks:
-        note = f"{hosts} hosts do not split evenly over {racks} racks: the first {extra} take one more"
-    else:
-        note = f"the log names hosts, not racks: {hosts} hosts spread evenly, {base} per rack"
-    value = f"{racks} x {base}{'+' if extra else ''} hosts"
-    facts["racks"] = Fact("racks", value, (), assumed=True, note=note)
-    return tuple(out[:ranks])
 
 
 def _p2p_transport_off(p2p: Fact, settings: RunSettings) -> bool:
