@@ -33,6 +33,28 @@ number and in-place ``#wrong`` is ``N/A`` on every row is one of those two;
 a number in the in-place column rules both out. (With ``-c 0`` both columns
 print ``N/A``: no evidence.)
 
+The column header says more where nccl-tests' formats truly differ. Every
+version prints a reduction column for the tests that reduce and a root
+column for broadcast and reduce: the 2017 tests (time in ms) print
+``bytes N type op`` (all_reduce, reduce_scatter), ``bytes N type root``
+(broadcast) and ``bytes N type op root`` (reduce); the per-test headers of
+2018-2020 print ``size count type redop`` (all_reduce, reduce_scatter),
+``size count type root`` (broadcast) and ``size count type redop root``
+(reduce) (``print_header`` of ``src/broadcast.cu`` and ``src/reduce.cu``,
+e.g. the nccl-tests fork parasailteam/nccl-tests @47987ba, whose
+``src/broadcast.cu`` and ``src/reduce.cu`` keep them; ABCI's NCCL 2.8.4
+logs were printed so); later ones print one header with both ``redop`` and
+``root`` for every test (``src/common.cu``), which says nothing. The
+per-test headers are the ones with an ``error`` (``res``) column: ``#wrong``
+came with the common header. So an old header (with ``error``) **without** a
+``redop``/``op`` column rules out all_reduce, reduce_scatter and reduce, and
+one without a ``root`` column rules out broadcast and reduce. Only absent
+columns count, and only for those collectives: early rccl-tests'
+``sendrecv.cu`` printed ``size count type`` (no reduction column), and
+gather's and scatter's old headers are not known for every version. A
+``#wrong`` header that lacks a column was edited (a pasted table) and says
+nothing.
+
 A file name is weaker evidence: :func:`collectives_in_name` reads every
 spelling people and nccl-tests binaries use (``all_reduce``, ``allreduce``,
 ``all-reduce``, ``AllReduce``, ``bcast`` ...) as whole words, the longest
@@ -48,7 +70,7 @@ from typing import NamedTuple
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import COLLECTIVES, NcclTestsRow, normalise_collective
-from commsim.calibrate.parser_common import BUSBW_FACTORS, Measured
+from commsim.calibrate.parser_common import BUSBW_FACTORS, ColumnHeader, Measured
 from commsim.calibrate.parser_ranks import (
     EXACT_SOURCES,
     RANK_SCALES,
@@ -61,6 +83,7 @@ __all__ = [
     "BINARY",
     "FILE_NAME",
     "GIVEN",
+    "NEED_COLUMN",
     "NO_IN_PLACE_CHECK",
     "REDUCING",
     "ROOTED",
@@ -81,6 +104,12 @@ REDUCING = frozenset({"all_reduce", "reduce_scatter", "reduce", "send_recv"})
 
 ROOTED = frozenset({"broadcast", "reduce", "gather", "scatter"})
 """Collectives whose rows print a root rank (0..n-1); the others print -1."""
+
+NEED_COLUMN = {
+    "redop": frozenset({"all_reduce", "reduce_scatter", "reduce"}),
+    "root": frozenset({"broadcast", "reduce"}),
+}
+"""Collectives whose nccl-tests print the column in every format: a header without it rules them out."""
 
 GIVEN = "collective given (--collective)"
 """Evidence source: the user named the collective."""
@@ -167,6 +196,7 @@ def table_fit(
     ranks: int | None,
     at_least: int = 1,
     ranks_how: str = "",
+    header: ColumnHeader | None = None,
 ) -> TableFit:
     """The collectives whose busbw factor, reduction and root fit every row of a table.
 
@@ -186,6 +216,10 @@ def table_fit(
         A lower bound on the number of ranks, used when ``ranks`` is None.
     ranks_how : str
         Where ``ranks`` comes from (``"device list"``), for the evidence text.
+    header : ColumnHeader or None
+        The table's column header (None for JSON): a missing ``redop`` or
+        ``root`` column of an old header (with ``error``) rules out the
+        collectives of :data:`NEED_COLUMN`.
 
     Returns
     -------
@@ -194,12 +228,14 @@ def table_fit(
     pairs = informative(measured)
     redops = {row.redop for row in rows if row.redop is not None}
     roots = {row.root for row in rows if row.root is not None}
+    missing = _missing_columns(header)
     fitting = tuple(
         name
         for name in COLLECTIVES
         if _factor_fits(name, pairs, ranks, at_least)
         and _redop_fits(name, redops)
         and _root_fits(name, roots)
+        and not any(name in NEED_COLUMN[column] for column in missing)
     )
     checked = in_place_checked(rows)
     candidates = tuple(n for n in fitting if checked is None or checked != (n in NO_IN_PLACE_CHECK))
@@ -209,7 +245,8 @@ def table_fit(
     if says_nothing:
         return TableFit(candidates, True, None)
     first = min((row.line for row in rows), default=None)
-    text = _describe(pairs, (redops, roots, checked), (ranks, at_least, ranks_how), candidates)
+    absent = (header.line, missing) if header is not None and missing else None
+    text = _describe(pairs, (redops, roots, checked, absent), (ranks, at_least, ranks_how), candidates)
     if len(candidates) == 1:
         return TableFit(candidates, False, Evidence(candidates[0], TABLE, first, text))
     return TableFit(candidates, False, Evidence(candidates, TABLE_AMBIGUOUS, first, text))
@@ -227,6 +264,13 @@ def in_place_checked(rows: Sequence[NcclTestsRow]) -> bool | None:
     if not in_place or any(row.ip_max_error is not None for row in rows):
         return None
     return any(row.ip_wrong is not None for row in in_place)
+
+
+def _missing_columns(header: ColumnHeader | None) -> tuple[str, ...]:
+    """The columns of :data:`NEED_COLUMN` the header lacks (none without a header)."""
+    if header is None or "error" not in header.names:
+        return ()  # a common.cu header prints both columns: one missing is an edit, no evidence
+    return tuple(column for column in NEED_COLUMN if column not in header.names)
 
 
 def _ratio_bounds(m: Measured) -> tuple[float, float]:
@@ -262,12 +306,12 @@ def _root_fits(name: str, roots: set[int]) -> bool:
 
 def _describe(
     pairs: list[Measured],
-    columns: tuple[set[str], set[int], bool | None],
+    columns: tuple[set[str], set[int], bool | None, tuple[int, tuple[str, ...]] | None],
     rank_facts: tuple[int | None, int, str],
     candidates: tuple[str, ...],
 ) -> str:
     """``busbw/algbw 1.75 with 8 ranks (device list), redop sum, root -1: only all_reduce fits``."""
-    redops, roots, checked = columns
+    redops, roots, checked, absent = columns
     ranks, at_least, ranks_how = rank_facts
     parts = []
     if pairs:
@@ -283,6 +327,9 @@ def _describe(
         parts.append(f"redop {'/'.join(sorted(redops))}")
     if roots:
         parts.append(f"root {'/'.join(map(str, sorted(roots)))}")
+    if absent is not None:
+        line, missing = absent
+        parts.append(f"no {' or '.join(missing)} column in the old-format column header (line {line})")
     if checked is not None:
         parts.append(
             "in-place #wrong counted (send_recv and all_to_all print N/A there)"
@@ -310,6 +357,7 @@ def decide_collective(
     measured: Sequence[Measured],
     rank_evidence: Sequence[Evidence],
     name_hint: str | None = None,
+    header: ColumnHeader | None = None,
 ) -> tuple[str | None, tuple[Evidence, ...], list[str]]:
     """The collective of one run, every source's word on it, and warnings.
 
@@ -330,6 +378,8 @@ def decide_collective(
         :func:`~commsim.calibrate.parser_common.finish_log`).
     name_hint : str or None
         The log's file name.
+    header : ColumnHeader or None
+        The result table's column header (None for JSON).
 
     Returns
     -------
@@ -339,7 +389,7 @@ def decide_collective(
     """
     given = Evidence(normalise_collective(explicit), GIVEN) if explicit else None
     binary = Evidence(normalise_collective(program), BINARY, None, program) if program else None
-    fit = None if binary is not None else table_fit(rows, measured, *_rank_facts(rank_evidence))
+    fit = None if binary is not None else table_fit(rows, measured, *_rank_facts(rank_evidence), header)
     table = fit.evidence if fit is not None else None
     named = collectives_in_name(name_hint) if name_hint else []
     by_name = Evidence(

@@ -32,6 +32,7 @@ __all__ = [
     "BUSBW_FACTORS",
     "GBPS",
     "CleanText",
+    "ColumnHeader",
     "Measured",
     "Printed",
     "RunData",
@@ -199,6 +200,19 @@ _MAX_ROW_WARNINGS = 3
 """Disagreeing bandwidths reported one by one; the rest in one line (a wrong rank count hits every row)."""
 
 
+class ColumnHeader(NamedTuple):
+    """A result table's column header: its line and the names of its columns.
+
+    ``names`` are canonical (``size``, ``count``, ``type``, ``redop``, ``root``,
+    ``time``, ``error`` ...: an old ``op`` column is ``redop``, ``res`` is
+    ``error``); which of them an old header lacks tells collectives apart
+    (:mod:`~commsim.calibrate.parser_collective`).
+    """
+
+    line: int
+    names: frozenset[str]
+
+
 @dataclass
 class RunData:
     """What a reader found in one log, before checks (internal to the readers)."""
@@ -222,6 +236,7 @@ class RunData:
     prefix_ranks: dict[int, int] = field(default_factory=dict)  # line -> launcher rank
     info_nranks: list[tuple[int, int, str]] = field(default_factory=list)  # (line, nranks, text)
     settings: RunSettings = field(default_factory=RunSettings)
+    column_header: ColumnHeader | None = None  # None in JSON (no header)
     first_line: int | None = None
     last_line: int | None = None
 
@@ -350,7 +365,7 @@ def finish_log(
 
     ranks, evidence = resolve_ranks(n_ranks, devices, named, data, warnings, one_process)
     name, collective_evidence, found = decide_collective(
-        collective, data.program, data.rows, data.measured, evidence, name_hint
+        collective, data.program, data.rows, data.measured, evidence, name_hint, data.column_header
     )
     warnings += found
     warnings += bandwidth_warnings(data.measured, name, ranks)

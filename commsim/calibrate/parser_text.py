@@ -34,6 +34,7 @@ from commsim.calibrate.parser_checks import line_spans
 from commsim.calibrate.parser_command import find_command
 from commsim.calibrate.parser_common import (
     CleanText,
+    ColumnHeader,
     RunData,
     find_topo_matrix,
     printed,
@@ -230,6 +231,8 @@ class _TextReader:
         if _is_column_header(text):
             self._end_table()
             self.layout = read_layout(number, text.lstrip("#").split(), self._fail)
+            names = frozenset(column.name for column in self.layout.columns)
+            self.data.column_header = ColumnHeader(number, names)
             self.in_table = True
         elif not text.startswith("#"):
             self._table_line(number, text, text.split())
