@@ -113,3 +113,90 @@ def test_a_wrong_count_header_without_a_redop_column_still_leaves_both(tmp_path:
         r"broadcast and reduce fit; give --collective broadcast or --collective reduce$",
     ):
         validate_file(path)
+
+
+# 122: boeschf/nccl-benchmark-on-alps-2025 job-n-00256-N-0064.txt, the repository's extract of a 64-node
+# GH200 table: its header and units line lost their '#'. The header and units line and the first 2 rows.
+NO_HASH = """\
+        size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+         (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1    78.22    0.00    0.00      0    79.05    0.00    0.00      0
+          16             4     float     sum      -1    118.9    0.00    0.00      0    85.48    0.00    0.00      0
+"""  # noqa: E501
+
+
+def test_a_units_line_without_its_hash_is_the_headers_not_a_warning() -> None:
+    """122: '(B) (elements) ... (us) (GB/s)' on line 2 is nccl-tests' units line (no '#' in the extract):
+    no warning; both rows read (lines 3, 4), 78.22 and 118.9 us out of place."""
+    log = parse_nccl_tests(NO_HASH, collective="all_reduce", n_ranks=256)
+    assert [(row.line, row.nbytes) for row in log.rows] == [(3, 8), (4, 16)]
+    assert [row.oop_time_s for row in log.rows] == pytest.approx([78.22e-6, 118.9e-6])
+    assert not any("not result rows" in w for w in log.warnings)
+
+
+# 115: an AWS-Tip post, all_reduce_perf -np 1 on one A10G with Open MPI --tag-output, the page's excerpt
+# without a footer: its header, 2 first and 2 last rows, and NCCL's teardown line after the last row.
+ONE_RANK = """\
+[1,0]<stdout>:#                                                              out-of-place                       in-place
+[1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+[1,0]<stdout>:#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+[1,0]<stdout>:           4             1     float     sum      -1     3.54    0.00    0.00      0     0.11    0.03    0.00      0
+[1,0]<stdout>:           8             2     float     sum      -1     3.51    0.00    0.00      0     0.11    0.07    0.00      0
+[1,0]<stdout>:  1073741824     268435456     float     sum      -1   4376.7  245.33    0.00      0     0.12  9240463.20    0.00      0
+[1,0]<stdout>:  2147483648     536870912     float     sum      -1   8741.9  245.65    0.00      0     0.12  18401745.06    0.00      0
+[1,0]<stdout>:test-nccl-worker-0:21:21 [0] NCCL INFO comm 0x55c4c398fed0 rank 0 nranks 1 cudaDev 0 busId 1e0 - Destroy COMPLETE
+"""  # noqa: E501
+
+
+def test_nccl_destroy_line_after_the_last_row_is_no_warning() -> None:
+    """115: line 8 is NCCL's 'comm 0x... - Destroy COMPLETE' (ncclCommDestroy, which nccl-tests calls
+    after the last size and before its footer): the end of the run, not text inside the table. 4 rows
+    (lines 4-7), the last 2 GiB in 8741.9 us, and no warning about skipped lines."""
+    log = parse_nccl_tests(ONE_RANK, collective="all_reduce", n_ranks=1)
+    assert [(row.line, row.nbytes) for row in log.rows] == [(4, 4), (5, 8), (6, 1073741824), (7, 2147483648)]
+    assert log.rows[-1].oop_time_s == pytest.approx(8741.9e-6)
+    assert not any("not result rows" in w for w in log.warnings)
+
+
+def test_the_same_line_between_rows_is_still_warned_about() -> None:
+    """115's Destroy line moved between its rows 2 and 3 (line 6): inside the table, so it is skipped
+    with the warning naming line 6 and quoting it."""
+    lines = ONE_RANK.splitlines()
+    text = "\n".join([*lines[:5], lines[7], *lines[5:7]]) + "\n"
+    log = parse_nccl_tests(text, collective="all_reduce", n_ranks=1)
+    assert len(log.rows) == 4
+    assert [w for w in log.warnings if "not result rows" in w] == [
+        "line 6: not result rows inside the table (skipped); the first reads "
+        "'test-nccl-worker-0:21:21 [0] NCCL INFO comm 0x55c4c398fed0 rank 0 nranks 1 cudaD'"
+    ]
+
+
+# 60 (tests/data/outside): Open MPI's help-aggregation notes, as R6KD's log prints them.
+HELP = (
+    "[R6KD-CX8aaS-GPU-11:03421] 15 more processes have sent help message help-mca-var.txt / "
+    "mutually-exclusive-vars\n"
+    '[R6KD-CX8aaS-GPU-11:03421] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / '
+    "error messages\n"
+)
+# 119: the end of a failed CSCS Alps run, srun's report that every task exited with code 1.
+SRUN_FAILED = """\
+srun: error: nid005409: tasks 4-7: Exited with exit code 1
+srun: Terminating StepId=153503.0
+"""
+
+
+def test_open_mpi_help_notes_after_the_last_row_are_no_warning() -> None:
+    """60's two help-aggregation lines placed after 115's last row (a footer-less excerpt): the
+    launcher's routine end-of-run text, no warning."""
+    log = parse_nccl_tests(ONE_RANK + HELP, collective="all_reduce", n_ranks=1)
+    assert not any("not result rows" in w for w in log.warnings)
+
+
+def test_a_launcher_failure_after_the_last_row_stays_a_warning() -> None:
+    """119's srun lines after 115's last row and Destroy line (lines 9, 10): a failure report, not
+    routine teardown, so the warning names both lines and quotes the first."""
+    log = parse_nccl_tests(ONE_RANK + SRUN_FAILED, collective="all_reduce", n_ranks=1)
+    assert [w for w in log.warnings if "not result rows" in w] == [
+        "lines 9, 10: not result rows inside the table (skipped); the first reads "
+        "'srun: error: nid005409: tasks 4-7: Exited with exit code 1'"
+    ]

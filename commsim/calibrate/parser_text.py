@@ -5,9 +5,14 @@ lines, the column header (which fixes the table's layout), result rows, and
 the footer. A result row is told from other text by its shape (the first
 field an integer and at least two thirds of the fields numbers, ``N/A``,
 type or reduction names); a line of another shape inside a table (MPI help
-text, NCCL INFO, warnings) is skipped with a warning naming it. A row that
-does not match its column header is a :class:`~commsim.errors.ParseError`,
-except in three cases, each with a warning:
+text, NCCL INFO, warnings) is skipped with a warning naming it, except
+NCCL's INFO lines and OpenMPI's help-aggregation notes after the table's
+last row (``comm 0x... - Destroy COMPLETE`` as the communicators are
+destroyed), which end the run. The units line (``(B) (elements) ...``) is
+nccl-tests' own with or without its ``#`` (extracts of the table drop it).
+A row that does not match its column header is a
+:class:`~commsim.errors.ParseError`, except in three cases, each with a
+warning:
 
 * a truncated last row of a table (a run killed mid-line) is dropped;
 * a row split in two (or more) by interleaved lines (``NCCL INFO``,
@@ -68,7 +73,16 @@ _DEVICE = re.compile(
     r"(?:\s+\(node\s+(?P<node>\d+)\))?\s*$"
 )
 _RUN_HEADER = re.compile(r"^#?\s*nThread\s+\d+")
-_UNITS = re.compile(r"^#\s*\(B\)")
+_UNITS = re.compile(r"^#?\s*\(B\)")  # nccl-tests' units line; extracts of the table drop its '#'
+_TEARDOWN = re.compile(
+    r"^\S+:\d+:\d+\s+\[\d+\]\s+NCCL INFO\s"  # NCCL's own lines ("comm 0x... - Destroy COMPLETE")
+    r"|^(?:\[[^\]\s]+:\d+\]\s+)?(?:\d+ more process(?:es)? ha(?:ve|s) sent help message"  # OpenMPI
+    r"|Set MCA parameter \"orte_base_help_aggregate\")"
+)
+"""NCCL's and OpenMPI's routine end-of-run lines: after a table's last row they are no warning.
+
+A launcher's report of a failure (``srun: error: ... Exited with exit code 1``) is not one of them:
+it stays a warning."""
 _AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
 _TABLE_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds values|Collective test concluded)")
@@ -202,6 +216,7 @@ class _TextReader:
         self.skipped: list[tuple[int, str]] = []
         self.orphans: list[int] = []  # result rows after a table's end, before another header
         self.pending: _Pending | None = None
+        self.last_row: int | None = None  # line of the current table's last row
         self.handlers: list[tuple[re.Pattern[str], Callable[[int, re.Match[str]], None]]] = [
             (_DEVICE, self._device),
             (_RUN_HEADER, self._run_header),
@@ -233,7 +248,7 @@ class _TextReader:
             self.layout = read_layout(number, text.lstrip("#").split(), self._fail)
             names = frozenset(column.name for column in self.layout.columns)
             self.data.column_header = ColumnHeader(number, names)
-            self.in_table = True
+            self.in_table, self.last_row = True, None
         elif not text.startswith("#"):
             self._table_line(number, text, text.split())
 
@@ -302,6 +317,7 @@ class _TextReader:
         self.pending = None
         row, measured = read_row(lines[0], joined, layout, self._fail)
         self.data.rows.append(row)
+        self.last_row = lines[-1]
         self.data.measured.extend(measured)
         self.data.warnings.append(
             f"lines {', '.join(map(str, lines))}: one result row split by other lines was rejoined "
@@ -317,6 +333,8 @@ class _TextReader:
 
     def _end_table(self) -> None:
         self._drop_start()
+        if self.pending is None:  # no row is cut short at the end: what follows the last row may be teardown
+            self.skipped = [(n, t) for n, t in self.skipped if not self._teardown(n, t)]
         if self.skipped:
             lines = ", ".join(str(n) for n, _ in self.skipped[:6]) + (
                 ", ..." if len(self.skipped) > 6 else ""
@@ -329,6 +347,10 @@ class _TextReader:
         if self.pending is not None:
             self._truncated_last_row(self.pending)
         self.skipped, self.pending, self.in_table = [], None, False
+
+    def _teardown(self, number: int, text: str) -> bool:
+        """Whether a skipped line is NCCL's or the launcher's end-of-run text after the table's last row."""
+        return self.last_row is not None and number > self.last_row and bool(_TEARDOWN.match(text))
 
     def _truncated_last_row(self, pending: _Pending) -> None:
         """The table's last row, cut short: kept when its out-of-place half is whole, else dropped."""
@@ -433,6 +455,7 @@ class _TextReader:
                 return
         row, measured = read_row(number, tokens, layout, self._fail)
         self.data.rows.append(row)
+        self.last_row = number
         self.data.measured.extend(measured)
 
 
