@@ -166,6 +166,12 @@ class Nccl(Algorithm):
                 f"through its stages, {format_time(prediction.chosen.fill_s)} beyond its latency (included "
                 "in its time; NCCL chooses without it)"
             )
+        if prediction.chosen.overlap_s > 0:
+            lines.append(
+                f"    overlap: back-to-back {prediction.chosen.algorithm} calls of a rooted collective "
+                f"pipeline along the chain, hiding {format_time(prediction.chosen.overlap_s)} of its latency "
+                "(left out of its time; NCCL chooses with it)"
+            )
         if prediction.host_bound:
             lines.append(
                 f"    host-bound: issuing the call takes {format_time(prediction.host_s)}, longer than the "

@@ -45,6 +45,7 @@ from commsim.nccl.costs import NVLS_GENERATION, net_route_latency, nvlink_port_B
 from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
 from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.network import network_Bps, node_hops, node_rings
+from commsim.nccl.overlap import overlapped_s
 from commsim.nccl.params import NcclParams
 from commsim.nccl.rccl_tables import RcclTable, rccl_table_for
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
@@ -73,6 +74,9 @@ class Candidate:
     fill_s: float = 0.0
     """Of ``time_s``, the pipeline fill beyond the latency (NVLS, NVLS-tree: :mod:`commsim.nccl.chunking`);
     priced for the chosen candidate only, as NCCL chooses without it."""
+    overlap_s: float = 0.0
+    """Latency left out of ``time_s`` because back-to-back calls hide it (broadcast and reduce rings:
+    :mod:`commsim.nccl.overlap`); the chosen candidate only."""
 
 
 @dataclass(frozen=True)
@@ -330,7 +334,10 @@ class NcclModel:
             )
         best = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
         fill = fill_s(best.algorithm, m, problem.nbytes, best.algbw_Bps, scale * best.latency_s, bw.version)
-        chosen = replace(best, time_s=best.time_s + fill, fill_s=fill)
+        hidden = overlapped_s(
+            self.table, problem.collective, best.algorithm, best.protocol, scale * best.latency_s
+        )
+        chosen = replace(best, time_s=best.time_s + fill - hidden, fill_s=fill, overlap_s=hidden)
         candidates = [chosen if c is best else c for c in candidates]
         return NcclPrediction(m, chosen, candidates, bw.busbw_Bps, host)
 
@@ -358,10 +365,11 @@ class NcclModel:
         fixed = _kernel_s(params, n)
         out = []
         for size in sizes:
-            time, algorithm, lat, rate = min(
-                (fixed + scale * lat + size / rate, a, lat, rate)
-                for a, _, lat, rate in self._sized(base, coll, m, n, size)
+            time, algorithm, proto, lat, rate = min(
+                (fixed + scale * lat + size / rate, a, p, lat, rate)
+                for a, p, lat, rate in self._sized(base, coll, m, n, size)
             )
+            time -= overlapped_s(self.table, coll, algorithm, proto, scale * lat)
             out.append(max(host, time + fill_s(algorithm, m, size, rate, scale * lat, bw.version)))
         return out
 
