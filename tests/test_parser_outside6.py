@@ -408,3 +408,28 @@ def test_an_impossible_launcher_count_is_not_a_rank_count() -> None:
     log = parse_nccl_tests(text)
     assert LAUNCHED not in [e.source for e in log.rank_evidence]
     assert (log.n_ranks, log.rank_source) == (2, "busbw/algbw ratio")
+
+
+@pytest.mark.parametrize("fragment", ["47", "479.5", "4"])
+def test_a_last_row_cut_inside_its_busbw_is_dropped(fragment: str) -> None:
+    """A last row cut inside its out-of-place busbw (479.50 printed as far as '47', '479.5' or '4') is
+    dropped, not read with that fragment as the busbw: nccl-tests prints it with two decimals."""
+    text = f"""\
+#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong
+   8589934592  2147483648  float  sum  -1  33721  254.74  477.63  0  33718  254.76  477.68  0
+  17179869184  4294967296  float  sum  -1  67369  255.01  {fragment}
+"""
+    log = parse_nccl_tests(text, n_ranks=16)
+    assert [row.nbytes for row in log.rows] == [8589934592]
+    assert log.warnings == ["line 3: the last row of the table is truncated (8 of 13 fields) and was dropped"]
+
+
+def test_a_row_missing_its_type_is_not_read_as_a_blank_redop() -> None:
+    """'1048576  262144  sum  -1  95.66 ...' lacks its type: without the name check its 'sum' would be
+    read as the type and the row as one with a blank redop. The type must be a name nccl-tests prints
+    (float, half, bfloat16, int8 ...) and the redop a reduction (sum, prod, min, max, avg, ...)."""
+    header = "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong\n"
+    row = "   1048576  262144  sum  -1  95.66  10.96  10.96  0  94.90  11.05  11.05  0\n"
+    good = "   2097152  524288  float  sum  -1  191.3  10.96  10.96  0  189.8  11.05  11.05  0\n"
+    with pytest.raises(ParseError, match="line 2: result row has 12 fields but the column header"):
+        parse_nccl_tests(header + row + good, n_ranks=2)

@@ -18,6 +18,7 @@ from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsRow
 from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS
 from commsim.calibrate.parser_common import _SLACK, Measured, RunData, _show
+from commsim.calibrate.parser_table import TYPE_BYTES
 from commsim.errors import ParseError
 
 __all__ = [
@@ -55,13 +56,6 @@ EXACT_SOURCES = (
 """Rank sources that state the number; the others only bound it from below."""
 
 _AMBIGUOUS = "busbw/algbw ratio (ambiguous)"
-_TYPE_BYTES = {
-    **dict.fromkeys(("int8", "uint8", "char", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2"), 1),
-    **dict.fromkeys(("half", "fp16", "bfloat16", "bf16"), 2),
-    **dict.fromkeys(("int32", "uint32", "int", "float", "fp32"), 4),
-    **dict.fromkeys(("int64", "uint64", "double", "fp64"), 8),
-}
-"""Bytes per element of the type names nccl-tests prints (``wordSize`` in ``src/common.cu``)."""
 
 
 def ranks_from_counts(rows: Iterable[NcclTestsRow]) -> tuple[int, NcclTestsRow] | None:
@@ -89,7 +83,7 @@ def ranks_from_counts(rows: Iterable[NcclTestsRow]) -> tuple[int, NcclTestsRow] 
     found: set[int] = set()
     first: NcclTestsRow | None = None
     for row in rows:
-        size = _TYPE_BYTES.get(row.dtype.lower())
+        size = TYPE_BYTES.get(row.dtype.lower())
         if size is None or row.count <= 0:
             continue
         quotient, rest = divmod(row.nbytes, row.count * size)

@@ -21,6 +21,8 @@ from commsim.errors import ParseError
 
 __all__ = [
     "INTEGER",
+    "REDUCTIONS",
+    "TYPE_BYTES",
     "Column",
     "Layout",
     "boundary",
@@ -135,6 +137,18 @@ def boundary(columns: list[Column], count: int) -> int | None:
     return len(columns) if used == count else None
 
 
+TYPE_BYTES = {
+    **dict.fromkeys(("int8", "uint8", "char", "fp8_e4m3", "fp8_e5m2", "f8e4m3", "f8e5m2"), 1),
+    **dict.fromkeys(("half", "fp16", "bfloat16", "bf16"), 2),
+    **dict.fromkeys(("int32", "uint32", "int", "float", "fp32"), 4),
+    **dict.fromkeys(("int64", "uint64", "double", "fp64"), 8),
+}
+"""Bytes per element of the type names nccl-tests prints (``wordSize`` in ``src/common.cu``)."""
+REDUCTIONS = frozenset({"sum", "prod", "min", "max", "avg", "premulsum", "mulsum", "none"})
+"""Reduction names nccl-tests prints in the redop column (``ncclRedOp_t``; ``none`` for collectives
+without one)."""
+
+
 def fits(tokens: list[str], columns: list[Column]) -> bool:
     """Whether ``tokens`` are exactly the fields of ``columns``, each of its column's kind."""
     position = 0
@@ -175,8 +189,8 @@ def with_empty_columns(tokens: list[str], layout: Layout) -> Layout | None:
     collectives without a reduction (alltoall, gather, hypercube) and some
     versions ``root`` -1 as blanks, so such a row has fewer fields than its
     header has columns. The row is read without those columns only when
-    every field then fits its column (sizes and counts integers, the type a
-    word, every measurement a number) and the row is not simply cut short
+    every field then fits its column (sizes and counts integers, the type and
+    reduction names nccl-tests prints, every measurement a number) and the row is not simply cut short
     (its fields do not also fit the header's first columns): a truncated row
     stays an error.
     """
@@ -187,9 +201,22 @@ def with_empty_columns(tokens: list[str], layout: Layout) -> Layout | None:
         if not all(layout.has("", name) for name in names):
             continue
         columns = [c for c in layout.columns if not (c.slot == "" and c.name in names)]
-        if sum(c.width for c in columns) == len(tokens) and fits(tokens, columns):
+        if sum(c.width for c in columns) == len(tokens) and fits(tokens, columns) and _named(tokens, columns):
             return Layout(layout.line, columns, layout.time_per_s)
     return None
+
+
+def _named(tokens: list[str], columns: list[Column]) -> bool:
+    """Whether the row's type and reduction are names nccl-tests prints (a shifted field is not)."""
+    position = 0
+    for column in columns:
+        word = tokens[position].lower()
+        if column.name == "type" and word not in TYPE_BYTES:
+            return False
+        if column.name == "redop" and word not in REDUCTIONS:
+            return False
+        position += column.width
+    return True
 
 
 def read_layout(number: int, labels: list[str], fail: Callable[[str, int], ParseError]) -> Layout:
@@ -248,20 +275,30 @@ def read_row(
     return row, measured
 
 
+_TWO_DECIMALS = re.compile(r"\d\.\d\d$")
+"""A bandwidth as nccl-tests prints it (``%6.2f``): a cut inside it loses the decimals."""
+
+
 def read_cut_row(
     number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
 ) -> tuple[NcclTestsRow, list[Measured]] | None:
     """A row cut short (a table's last, the run killed or the page cut), if its out-of-place half is whole.
 
     The fields must be exactly the header's first columns, each of its kind,
-    up to at least the out-of-place busbw; the in-place half and ``#wrong``
-    they lack stay unknown. None when they are not, or do not read.
+    up to at least the out-of-place busbw, printed whole: a field after it, or
+    the two decimals nccl-tests prints it with (``%6.2f``), so that a cut
+    inside it (``47`` or ``479.5`` of ``479.50``) is not read as a busbw. The
+    in-place half and ``#wrong`` they lack stay unknown. None when they are
+    not, or do not read.
     """
     head = boundary(layout.columns, len(tokens))
     part = Layout(layout.line, layout.columns[:head], layout.time_per_s) if head else None
     if part is None or not fits(tokens, part.columns):
         return None
     if not all(part.has("oop", name) for name in ("time", "algbw", "busbw")):
+        return None
+    last = part.columns[-1]
+    if (last.slot, last.name) == ("oop", "busbw") and not _TWO_DECIMALS.search(tokens[-1]):
         return None
     try:
         return read_row(number, tokens, part, fail)
