@@ -45,8 +45,8 @@ def test_one_gpu_model_is_not_warned_about() -> None:
 SHARED = """# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20
 #
 # Using devices
-#  Rank  0 Group  0 Pid   1001 on        lab device  0 [0x01] NVIDIA GeForce RTX 5090
-#  Rank  1 Group  0 Pid   1002 on        lab device  0 [0x01] NVIDIA GeForce RTX 5090
+#  Rank  0 Group  0 Pid   1001 on        lab device  0 [0000:01:00] NVIDIA GeForce RTX 5090
+#  Rank  1 Group  0 Pid   1002 on        lab device  0 [0000:01:00] NVIDIA GeForce RTX 5090
 #
 #  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong
   1048576  262144  float  sum  -1  900.0  1.17  1.17  0  900.0  1.17  1.17  0
@@ -54,7 +54,8 @@ SHARED = """# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor
 
 
 def test_two_ranks_on_one_gpu_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Ranks 0 and 1 both print device 0 of host 'lab' (one GPU shared by two MPI ranks): validate
+    """Ranks 0 and 1 both print device 0 [0000:01:00] of host 'lab' (a full bus id: one GPU shared by
+    two MPI ranks; a short '[0x01]' would not prove it, see tests/test_one_gpu_per_process.py): validate
     refuses with one sentence naming the ranks, the device and the host (exit 2), where it used to
     stop with the schedule layer's bare "send from 'gpu0' to itself"."""
     from tests.test_bad_inputs import run_cli

@@ -26,10 +26,11 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, Layout, given
+from commsim.calibrate.parser import Device, NcclTestsLog
 from commsim.calibrate.parser_checks import number_spans
 from commsim.calibrate.settings import RunSettings
 from commsim.errors import TopologyError
@@ -39,6 +40,7 @@ __all__ = [
     "DevicePlan",
     "Visible",
     "choice_matters",
+    "one_gpu_per_process",
     "plan_devices",
     "rack_gpus",
     "rank_gpus_on_boards",
@@ -189,6 +191,57 @@ def _listed(listed: tuple[tuple[int, ...], ...] | None) -> DevicePlan:
         return DevicePlan(None, None)
     evidence = (Evidence(list(listed[0]), "device list: CUDA device indices"),)
     return DevicePlan(listed, Fact("gpus_used", sorted(set(listed[0])), evidence))
+
+
+def _isolated(group: list[Device]) -> bool:
+    """Whether ranks printing one device index can still be on distinct GPUs: separate processes
+    (distinct pids) whose bus ids are all the short form (``0x01``: the PCI bus number alone)."""
+    pids = [d.pid for d in group]
+    short = all(d.bus_id is not None and ":" not in d.bus_id for d in group)
+    return short and None not in pids and len(set(pids)) == len(pids)
+
+
+def one_gpu_per_process(
+    log: NcclTestsLog, layout: Layout, gpus_per_node: int | None
+) -> tuple[Layout, Fact | None]:
+    """The layout without its device indices, and a fact, when every rank of a host is its own process
+    pinned to its own GPU (a per-process ``CUDA_VISIBLE_DEVICES``, as Slurm's ``--gpus-per-task``
+    gives), so that all print ``device 0``.
+
+    Old nccl-tests print only the PCI bus number (``[0x01]``), the same for GPUs in different PCI
+    domains (four GH200 of a node are 0009:01:00, 0019:01:00, ...), so equal short ids of distinct
+    processes do not say one GPU; a full bus id (``[0000:02:00]``) repeated does, and is left to
+    the refusal of shared GPUs. The layout is returned unchanged (and no fact) otherwise.
+    ``gpus_per_node`` (``--gpus-per-node``) confirms one GPU per rank; without it the fact is assumed.
+    """
+    devices = layout.devices
+    if devices is None or all(len(set(host)) == len(host) for host in devices):
+        return layout, None
+    groups: dict[tuple[str, int], list[Device]] = {}
+    for device in log.devices:
+        groups.setdefault((device.host, device.device), []).append(device)
+    repeated = [g for g in groups.values() if len(g) > 1]
+    if not all(_isolated(g) for g in repeated):
+        return layout, None
+    first = repeated[0]
+    lines = f" (line {first[0].line})" if first[0].line is not None else ""
+    seen = Evidence(
+        f"device {first[0].device} [{first[0].bus_id}]",
+        f"device list{lines}: ranks {number_spans([d.rank for d in first])} of host {first[0].host} "
+        "print one device index and short bus id from distinct processes",
+    )
+    value = "one GPU per process"
+    note = (
+        "each process sees only its own GPU (a per-process CUDA_VISIBLE_DEVICES), so every rank prints "
+        "the same index; a short bus id (the PCI bus number) does not tell the GPUs apart"
+    )
+    per_node = int(layout.per_node.value)
+    if gpus_per_node is not None and gpus_per_node == per_node:
+        fact = Fact("gpus_used", value, (Evidence(gpus_per_node, "option --gpus-per-node"), seen), note=note)
+    else:
+        option = "--gpus-per-node or --devices"
+        fact = Fact("gpus_used", value, (seen,), assumed=True, option=option, note=note)
+    return replace(layout, devices=None), fact
 
 
 _Signature = tuple[int, tuple[tuple[int, tuple[tuple[str, int], ...]], ...]]

@@ -26,7 +26,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from commsim.calibrate.evidence import Evidence, Fact
-from commsim.calibrate.infer_devices import DevicePlan, plan_devices, rack_gpus, rank_gpus_on_boards
+from commsim.calibrate.infer_devices import (
+    DevicePlan,
+    one_gpu_per_process,
+    plan_devices,
+    rack_gpus,
+    rank_gpus_on_boards,
+)
 from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
 from commsim.calibrate.infer_layout import InferenceError, Layout, given, infer_layout, infer_ranks
 from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board, board_for, build_box, host_gpus
@@ -195,6 +201,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     layout = infer_layout(
         log, ranks, options.nodes, options.gpus_per_node, _host_gpus(spec, box_source), warnings
     )
+    layout, isolated = one_gpu_per_process(log, layout, options.gpus_per_node)
     facts["nodes"], facts["gpus_per_node"] = layout.nodes, layout.per_node
     per_node = int(layout.per_node.value)
     facts["launch"] = _launch(log)
@@ -242,6 +249,9 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         rank_gpus = rack_gpus(gpu_names, ranks, per_node, facts)
     else:
         rank_gpus = rank_gpus_on_boards(topology, gpu_names, plan, layout, facts)
+        chosen = facts.get("gpus_used")
+        if isolated is not None and plan.fact is None and (chosen is None or not chosen.assumed):
+            facts["gpus_used"] = isolated  # which GPUs of a part-used board ran, if it matters, first
     _refuse_shared_gpus(log, rank_gpus)
     version = facts["nccl_version"].value
     return RunInference(
