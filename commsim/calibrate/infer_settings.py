@@ -314,8 +314,54 @@ def infer_nics(
             option="--nics-per-node",
             note="the NICs NCCL's channels use on a host" if used else "the NICs NCCL lists on a host",
         )
+    hcas = hca_list(settings) if kind is not None and kind.transport in ("ib", "roce") else None
+    if hcas is not None:
+        note = "the HCAs NCCL_IB_HCA names for NCCL's IB verbs transport"
+        return Fact("nics_per_node", int(hcas.value), (hcas,), option="--nics-per-node", note=note)
     value, note = _assumed_nics(per_host_default, host_gpus, network_kind, slots)
     return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
+
+
+_HCA_NAME = re.compile(r"[A-Za-z][\w.-]*_\d+|(?:ib|roce)p\d+s\d+(?:f\d+)?")
+"""One device of ``NCCL_IB_HCA`` as a whole name: a driver's name and index (``mlx5_0``,
+``bnxt_re_3``, ``mlx5_bond_0``) or the kernel's PCI-based RDMA name (``ibp12s0``, ``rocep1s0f0``);
+not a family prefix (``mlx5``), which NCCL matches against every card it begins."""
+
+
+def hca_list(settings: RunSettings) -> Evidence | None:
+    """How many devices an ``NCCL_IB_HCA`` list names, when it is a plain list of whole device names.
+
+    NCCL's env docs (NCCL_IB_HCA): a comma-separated list, a port after ``:``
+    (``mlx5_0:1``); a leading ``^`` makes it an exclusion list, a ``=`` (after
+    any ``^``) makes the tokens exact names, "otherwise by default NCCL would
+    treat each token as a prefix". An exclusion list (``^mlx5_2``) says nothing
+    of the NICs used, nor does a family prefix (``mlx5``: every card it begins);
+    a plain list of whole names (``mlx5_0,...,mlx5_17``) names the HCAs used, as
+    many as its distinct names (two ports of one card count once). NCCL reads a
+    name without ``=`` as a prefix, so ``mlx5_1`` also takes an ``mlx5_10`` a
+    host has and the list leaves out: commonly the list names them all.
+
+    Examples
+    --------
+    >>> from commsim.calibrate.settings import read_settings
+    >>> hca_list(read_settings(["export NCCL_IB_HCA==mlx5_0:1,mlx5_3:1,mlx5_3:2"])).value
+    2
+    >>> hca_list(read_settings(["export NCCL_IB_HCA=^mlx5_2"])) is None
+    True
+    >>> hca_list(read_settings(["export NCCL_IB_HCA=mlx5"])) is None
+    True
+    """
+    seen = setting(settings, "NCCL_IB_HCA")
+    value = (_value(seen) or "").strip("\"'").replace("\\,", ",")  # a shell's escaped comma
+    if seen is None or not value or value.startswith("^"):
+        return None
+    tokens = [t.strip() for t in value.removeprefix("=").split(",")]
+    names = [t.split(":", 1)[0] for t in tokens]
+    if not names or not all(_HCA_NAME.fullmatch(n) for n in names):
+        return None
+    count = len(set(names))
+    source = f"NCCL_IB_HCA ({seen.source}) names {count} HCA(s)"
+    return Evidence(count, source, seen.line, seen.text)
 
 
 _TRANSPORT_HOST_GPUS = {"slingshot": 4, "efa": 8, "tcpxo": 8, "tcpx": 8}
