@@ -21,7 +21,7 @@ from commsim.calibrate.parser import NcclTestsLog
 from commsim.hardware import GpuSpec
 from commsim.topology.model import Topology
 
-__all__ = ["HOST_GPUS", "Board", "board_for", "build_box", "infer_gpu"]
+__all__ = ["BOARD_CLASSES", "HOST_GPUS", "Board", "board_for", "board_named", "build_box", "infer_gpu"]
 
 HOST_GPUS: dict[str, int] = {
     "nvswitch8": 8,
@@ -42,6 +42,10 @@ _FLEXIBLE = ("bridged_pairs", "pcie")
 
 _SWITCH_BOARDS = ("nvswitch8", "nvswitch16")
 """Board classes whose GPUs are all ports of one NVLink switch (which of them a run uses does not matter)."""
+
+
+BOARD_CLASSES = (*HOST_GPUS, *_FLEXIBLE)
+"""Every board class the inference can name; ``--topology`` takes each, built with the log's GPU."""
 
 
 def _classes(spec: GpuSpec) -> list[str]:
@@ -171,6 +175,34 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
         f"{per_node} GPUs per host, but {spec.name} ships on boards of at most "
         f"{largest} GPUs ({', '.join(classes)}); give --gpus-per-node or --topology"
     )
+
+
+def board_named(spec: GpuSpec, cls: str, per_node: int, devices: tuple[tuple[int, ...], ...] | None) -> Board:
+    """The board class ``--topology`` names (``nvlink_mesh4``, ``nvswitch8`` ...), for this GPU.
+
+    Raises
+    ------
+    InferenceError
+        If the GPU does not ship on that board class, or a host runs more GPUs than it holds.
+    """
+    classes = _classes(spec) or ["pcie"]
+    if cls not in classes:
+        raise InferenceError(
+            f"--topology {cls}: {spec.name} ships on {', '.join(classes)}, not on {cls}; give one of "
+            "those, or a machine (a shipped name, a builder or a topology YAML)"
+        )
+    fact = given("board", cls, "--topology", f"{spec.name} on its {cls} board")
+    if cls == "nvl72":
+        return Board(cls, NVL72_DOMAIN, fact)
+    highest = max((max(d) for d in devices or () if d), default=-1) + 1
+    need = max(per_node, highest)
+    gpus = HOST_GPUS.get(cls, need)
+    if need > gpus:
+        raise InferenceError(
+            f"--topology {cls} holds {gpus} GPU(s) per host, but a host of the run uses {need}; give "
+            f"a board of {spec.name} that holds them ({', '.join(classes)}) or --gpus-per-node"
+        )
+    return Board(cls, gpus, fact)
 
 
 def _fixed_board(

@@ -35,7 +35,15 @@ from commsim.calibrate.infer_devices import (
 )
 from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
 from commsim.calibrate.infer_layout import InferenceError, Layout, given, infer_layout, infer_ranks
-from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board, board_for, build_box, host_gpus
+from commsim.calibrate.infer_machine import (
+    HOST_GPUS,
+    NVL72_DOMAIN,
+    Board,
+    board_for,
+    board_named,
+    build_box,
+    host_gpus,
+)
 from commsim.calibrate.infer_machine import infer_gpu as _infer_gpu
 from commsim.calibrate.infer_settings import (
     forced_choices,
@@ -86,6 +94,9 @@ class RunOptions:
     devices : tuple of int, optional
         The board's GPUs (``nvidia-smi`` indices) each host's ranks use, in local rank order
         (``--devices 0,2,4,6``), as ``CUDA_VISIBLE_DEVICES`` in the log would say.
+    board : str, optional
+        A board class of :data:`~commsim.calibrate.infer_machine.BOARD_CLASSES` (``--topology
+        nvlink_mesh4``): the host is that board of the log's GPU.
     """
 
     gpus: int | None = None
@@ -101,6 +112,7 @@ class RunOptions:
     topology: Topology | None = None
     nvlink_domain: str | None = None
     devices: tuple[int, ...] | None = None
+    board: str | None = None
 
 
 _VERDICT_FACTS = frozenset(
@@ -198,16 +210,15 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     ranks = int(facts["ranks"].value)
     spec, box_source = _gpu_or_topology(log, raw, options, facts)
     _mixed_gpus(log, facts, warnings)
-    layout = infer_layout(
-        log, ranks, options.nodes, options.gpus_per_node, _host_gpus(spec, box_source), warnings
-    )
+    board_gpus = _host_gpus(spec, box_source, options.board)
+    layout = infer_layout(log, ranks, options.nodes, options.gpus_per_node, board_gpus, warnings)
     layout, isolated = one_gpu_per_process(log, layout, options.gpus_per_node)
     facts["nodes"], facts["gpus_per_node"] = layout.nodes, layout.per_node
     per_node = int(layout.per_node.value)
     facts["launch"] = _launch(log)
     cuda_graph = _cuda_graph(log, facts, warnings)
     plan = plan_devices(layout, settings, options.devices, warnings)
-    board = _board(spec, box_source, layout, facts, plan)
+    board = _board(spec, box_source, layout, facts, plan, options.board)
     if ranks == 1:
         _one_rank_facts(spec, facts)
     facts["p2p"] = infer_p2p(
@@ -291,10 +302,13 @@ def _gpu_or_topology(
     return spec, None
 
 
-def _host_gpus(spec: GpuSpec | None, box_source: Topology | None) -> int | None:
-    """GPUs per host of the given topology (per box of a cluster), else of the GPU's usual board."""
+def _host_gpus(spec: GpuSpec | None, box_source: Topology | None, board: str | None) -> int | None:
+    """GPUs per host of the given topology (per box of a cluster) or board class, else of the GPU's
+    usual board."""
     if box_source is not None:
         return max(len(gpus) for gpus in box_source.boxes.values())
+    if board in HOST_GPUS:
+        return HOST_GPUS[board]
     return host_gpus(spec) if spec is not None else None
 
 
@@ -374,11 +388,17 @@ def _board(
     layout: Layout,
     facts: dict[str, Fact],
     plan: DevicePlan,
+    named: str | None,
 ) -> Board | None:
+    """The board of one host: the class ``--topology`` named, else the one the GPU usually ships on."""
     if box_source is not None:
         return None
     assert spec is not None, "without a given topology the GPU is known (infer_gpu raises otherwise)"
-    board = board_for(spec, int(layout.per_node.value), plan.devices)
+    per_node = int(layout.per_node.value)
+    if named is not None:
+        board = board_named(spec, named, per_node, plan.devices)
+    else:
+        board = board_for(spec, per_node, plan.devices)
     facts["board"] = board.fact
     return board
 

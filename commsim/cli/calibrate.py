@@ -8,6 +8,7 @@ commands so that ``commsim --help`` stays fast.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,7 +16,7 @@ import typer
 from rich.table import Table
 
 from commsim.cli.console import err, escape, out
-from commsim.errors import CommsimError
+from commsim.errors import CommsimError, UnknownNameError
 
 if TYPE_CHECKING:
     from commsim.calibrate.inference import RunOptions
@@ -28,10 +29,11 @@ __all__ = ["calibrate", "validate"]
 LogTopology = Annotated[
     str | None,
     typer.Option(
-        help="Machine of one host: a shipped name, a builder (with its defaults), a topology YAML or an "
-        "nvidia-smi topo -m file (default: inferred from the log). The YAML describes a machine or names a "
-        "builder with its fields, e.g. 'builder: nvswitch_box' and 'gpus: 16' on two lines (--gpus is "
-        "the run's rank count here, not a builder's)."
+        help="Machine of one host: a shipped name, a builder (with its defaults), a topology YAML, an "
+        "nvidia-smi topo -m file, or a board class the report names (nvswitch8, nvlink_mesh4, dgx1_cube, "
+        "xgmi8, pcie ...: that board of the log's GPU) (default: inferred from the log). The YAML "
+        "describes a machine or names a builder with its fields, e.g. 'builder: nvswitch_box' and "
+        "'gpus: 16' on two lines (--gpus is the run's rank count here, not a builder's)."
     ),
 ]
 Nic = Annotated[
@@ -141,6 +143,7 @@ def validate(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
     options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
+    options = replace(options, board=board_class(topology))
     reports = validate_runs(log, options=options, params=params, collective=collective, n_ranks=gpus)
     if run is not None:
         if not 1 <= run <= len(reports):
@@ -291,6 +294,7 @@ def calibrate(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
     options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
+    options = replace(options, board=board_class(topology))
     validations = [
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
     ]
@@ -339,7 +343,7 @@ def logs_machine(
 
         topo = load_topology_file(calibrated)
         return topo, NcclParams.of(topo)
-    if topology is not None:
+    if topology is not None and board_class(topology) is None:
         from commsim.topology import get_topology
 
         path = Path(topology)
@@ -348,8 +352,24 @@ def logs_machine(
 
             model = gpu or _log_gpu(log)
             return (load_topo_matrix(path, gpu_model=model) if model else load_topo_matrix(path)), None
-        return get_topology(topology), None
+        try:
+            return get_topology(topology), None
+        except UnknownNameError as error:
+            from commsim.calibrate.infer_machine import BOARD_CLASSES
+
+            boards = [f"{b} (board of the log's GPU)" for b in BOARD_CLASSES]
+            raise UnknownNameError("topology", topology, [*error.valid, *boards]) from None
     return None, None
+
+
+def board_class(topology: str | None) -> str | None:
+    """``--topology`` as a board class of the log's GPU (``nvlink_mesh4``, ``nvswitch8`` ...: the names
+    the report's board fact uses), None when it names a machine (a shipped name, builder or file)."""
+    from commsim.calibrate.infer_machine import BOARD_CLASSES
+
+    if topology is None or topology not in BOARD_CLASSES or Path(topology).exists():
+        return None
+    return topology
 
 
 def _log_gpu(log: Path | None) -> str | None:
