@@ -221,7 +221,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     board = _board(spec, box_source, layout, facts, plan, options.board)
     if ranks == 1:
         _one_rank_facts(spec, facts)
-    facts["p2p"] = infer_p2p(
+    p2p = infer_p2p(
         settings,
         options.p2p,
         raw,
@@ -229,7 +229,9 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         _has_fabric(spec, board),
         options.topology.peer_to_peer if options.topology is not None else None,
     )
-    host_transport = infer_host_transport(settings, facts["p2p"], per_node)
+    if ranks > 1 or not p2p.assumed:  # one rank has no peer: nothing to assume
+        facts["p2p"] = p2p
+    host_transport = infer_host_transport(settings, p2p, per_node)
     if host_transport is not None:
         facts["host_transport"] = host_transport
     board, boxes = _domains(log, raw, options, board, layout, ranks, facts, warnings)
@@ -252,8 +254,8 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     )
     facts.update(choices)
     warnings += unmodelled
-    box = _box(spec, board, box_source, bool(facts["p2p"].value), nics, nic)
-    if _p2p_transport_off(facts["p2p"], settings):
+    box = _box(spec, board, box_source, bool(p2p.value), nics, nic)
+    if _p2p_transport_off(p2p, settings):
         box = _without_fabric(box, warnings)
     topology, gpu_names = _machine(box, boxes, nic, nics)
     if board is not None and board.cls == "nvl72" and board.gpus > HOST_GPUS["nvl72"]:
