@@ -168,6 +168,8 @@ def _seen_transport(settings: RunSettings) -> tuple[tuple[Evidence, ...], bool]:
     covers RoCE too), never one whose device list shows ``/IB`` ports.
     """
     seen = _transport_from_env(settings) or settings.network
+    if seen is not None and seen.value == "ofi":
+        return (_ofi_provider(settings, seen), seen), False
     asked = _transport_asked(settings)
     if seen is None:
         return ((), False) if asked is None else ((asked,), True)
@@ -178,6 +180,27 @@ def _seen_transport(settings: RunSettings) -> tuple[tuple[Evidence, ...], bool]:
     ):
         return (asked, seen), True
     return (seen,), False
+
+
+def _ofi_provider(settings: RunSettings, seen: Evidence) -> Evidence:
+    """The network aws-ofi-nccl (``seen``: 'AWS Libfabric') drives: its provider line (``NET/OFI
+    Selected provider is cxi``) or platform line, else libfabric's provider settings (``FI_PROVIDER``;
+    any ``FI_CXI_*`` setting configures the cxi provider, HPE Slingshot), else EFA, its usual one."""
+    named = {"efa": "efa", "cxi": "slingshot", "tcp": "socket", "sockets": "socket"}
+    for line in settings.evidence.get("network", ()):
+        if line.value in ("efa", "slingshot", "socket") and line.source.startswith("NET/OFI"):
+            return line
+    provider = setting(settings, "FI_PROVIDER")
+    chosen = named.get((_value(provider) or "").lower())
+    if provider is not None and chosen is not None:
+        return Evidence(chosen, f"FI_PROVIDER={_value(provider)} ({provider.describe()})", provider.line)
+    cxi = next((e for name, e in sorted(settings.env.items()) if name.startswith("FI_CXI_")), None)
+    if cxi is not None:
+        name = next(n for n, e in settings.env.items() if e is cxi)
+        source = f"{name} ({cxi.describe()}) configures libfabric's cxi provider (HPE Slingshot)"
+        return Evidence("slingshot", source, cxi.line, cxi.text)
+    source = f"{seen.describe()}: aws-ofi-nccl, whose usual provider is EFA (it also drives Slingshot)"
+    return Evidence("efa", source, seen.line, seen.text)
 
 
 def _kind_for(transport: str, arch: str) -> tuple[str, int | None]:
@@ -229,7 +252,8 @@ def infer_network(
     if platform is not None and seen and seen[0].value == "efa":
         efa_kind, count = _EFA_BY_PLATFORM[str(platform.value)]
         note = f"aws-ofi-nccl runs on {platform.value}: {count} x {efa_kind} per host (AWS instance page)"
-        return Fact("network", efa_kind, (platform, *seen), option="--nic", note=note), count
+        others = tuple(e for e in seen if (e.source, e.line) != (platform.source, platform.line))
+        return Fact("network", efa_kind, (platform, *others), option="--nic", note=note), count
     printed = _printed_kind(settings, seen, arch)
     if printed is not None:
         return printed, None

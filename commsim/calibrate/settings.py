@@ -51,7 +51,7 @@ __all__ = [
     "split_mask",
 ]
 
-NETWORKS = ("ib", "roce", "efa", "socket", "tcpxo", "tcpx", "slingshot")
+NETWORKS = ("ib", "roce", "efa", "socket", "tcpxo", "tcpx", "slingshot", "ofi")
 """Values of :attr:`RunSettings.network`."""
 
 _FACTS = ("library", "version", "network", "nics", "gdr", "collnet", "nvls", "p2p", "platform", "nic_speed")
@@ -213,7 +213,7 @@ def read_json_settings(document: Mapping[str, Any], line: int) -> RunSettings:
 
 def _settle(found: Found) -> RunSettings:
     chosen, evidence, warnings = choose(found)
-    env = {n: chosen[n] for n in sorted(chosen) if n.startswith("NCCL_") or n in DEVICE_VARIABLES}
+    env = {n: chosen[n] for n in sorted(chosen) if n.startswith(("NCCL_", "FI_")) or n in DEVICE_VARIABLES}
     facts = {name: chosen.get(name) for name in _FACTS}
     return RunSettings(env=env, evidence=evidence, warnings=tuple(warnings), **facts)
 

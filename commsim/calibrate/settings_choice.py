@@ -15,7 +15,8 @@ from commsim.calibrate.evidence import Evidence
 
 __all__ = ["Found", "choose"]
 
-_REFINES = {("ib", "roce"), ("efa", "slingshot")}  # (generic, specific): no conflict
+_REFINES = {("ib", "roce"), ("efa", "slingshot")} | {("ofi", k) for k in ("efa", "slingshot", "socket")}
+"""(generic, specific) networks: no conflict. aws-ofi-nccl ("ofi") drives EFA, Slingshot (cxi) or TCP."""
 
 
 class Found:

@@ -4,7 +4,8 @@
 NCCL_X=V``, ``NCCL_X=V ./build/...`` (or the assignment alone on a line, as
 ``env`` prints it), ``srun --export=ALL,NCCL_X=V``, ``mpiexec -genv NCCL_X V``.
 The same forms set :data:`~commsim.calibrate.settings_lines.DEVICE_VARIABLES`
-(``CUDA_VISIBLE_DEVICES=0,2,4,6``): which GPUs of a host the ranks see. They
+(``CUDA_VISIBLE_DEVICES=0,2,4,6``): which GPUs of a host the ranks see, and
+:data:`~commsim.calibrate.settings_lines.LIBFABRIC_VARIABLES` (``FI_PROVIDER=cxi``). They
 are the least trusted source of a setting (rank 2;
 :mod:`commsim.calibrate.settings_choice`): NCCL's own lines say what it was given.
 """
@@ -17,11 +18,11 @@ from collections.abc import Iterator, Sequence
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.settings_choice import Found
-from commsim.calibrate.settings_lines import DEVICE_VARIABLES, NOT_SETTINGS
+from commsim.calibrate.settings_lines import DEVICE_VARIABLES, LIBFABRIC_VARIABLES, NOT_SETTINGS
 
 __all__ = ["ASSIGNMENT", "read_commands"]
 
-_NAME = rf"NCCL_[A-Z0-9_]+|{'|'.join(DEVICE_VARIABLES)}"
+_NAME = rf"NCCL_[A-Z0-9_]+|{LIBFABRIC_VARIABLES}|{'|'.join(DEVICE_VARIABLES)}"
 ASSIGNMENT = re.compile(rf"^({_NAME})=(.*)$")
 """``NCCL_X=V`` (or ``CUDA_VISIBLE_DEVICES=V`` ...) as one word: the name and the value."""
 _NAMED = re.compile(rf"(?:^|[^A-Z0-9_])(?:{_NAME})\b")

@@ -21,6 +21,7 @@ from commsim.calibrate.settings_choice import Found
 
 __all__ = [
     "DEVICE_VARIABLES",
+    "LIBFABRIC_VARIABLES",
     "NOT_SETTINGS",
     "decode_version_code",
     "network_name",
@@ -33,6 +34,10 @@ NOT_SETTINGS = {"NCCL_VERSION"}  # set by NVIDIA containers to the packaged vers
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 """Variables that choose which GPUs of a host a process sees (CUDA, HIP, the ROCm runtime): read as
 settings beside the ``NCCL_*`` ones (:mod:`commsim.calibrate.infer_devices` uses them)."""
+
+LIBFABRIC_VARIABLES = r"FI_PROVIDER|FI_CXI_[A-Z0-9_]+"
+"""Libfabric's provider choice (``FI_PROVIDER=cxi``) and its cxi provider's settings (``FI_CXI_*``,
+libfabric's fi_cxi(7)): which network aws-ofi-nccl ("AWS Libfabric") drives, read as settings."""
 
 
 def decode_version_code(code: int) -> str:
@@ -213,16 +218,43 @@ _ENV_OFI = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+) to \"?([^\"\s]+)\"?")
 _OFI_NVLS_OFF = re.compile(r"NET/OFI Disabling NVLS support due to NCCL version")
 
 
+_NETWORK_NAMES = {
+    "ib": "ib",
+    "socket": "socket",
+    "aws libfabric": "ofi",
+    "libfabric": "ofi",
+    "ofi": "ofi",
+    "gib": "roce",
+}
+"""Network names NCCL prints (``Using network X``) or ``NCCL_NET`` takes, lower case: NCCL's IB verbs
+and socket transports; aws-ofi-nccl ('AWS Libfabric'), which drives EFA (AWS) and HPE Slingshot (its
+cxi provider): "ofi" until a provider line or setting says which; Google's gIB plugin, GPUDirect RDMA
+over the RoCE NICs of GKE/Compute Engine A3 Ultra, A4 and A4X (NVIDIA AICR "GKE GB200 (A4X)
+Networking": NCCL_NET=gIB for "GPUDirect-RDMA over RoCE"; cluster-toolkit v1.44.1: A3 Ultra's
+"CX-7 networking with RDMA support via RoCE")."""
+_IBEXT = re.compile(r"ibext(?:_v\d+)?")
+"""The external IB verbs plugin's names (nccl-rdma-sharp-plugins: ``IBext``, ``IBext_v8`` ...)."""
+
+
 def network_name(name: str) -> str | None:
     """The transport a network's name means, as NCCL's ``Using network X`` line or ``NCCL_NET`` gives it
-    ('IB', 'Socket', 'AWS Libfabric', 'GPUDirectTCPX', 'FasTrak', a cxi provider), else None.
+    ('IB', 'Socket', 'AWS Libfabric', 'IBext_v8', 'gIB', 'GPUDirectTCPX', 'FasTrak', a cxi provider),
+    else None.
 
-    The whole name is the key (letters only): 'AWS Libfabric' contains 'ib' but is not IB.
+    The whole name is matched without regard to case, as NCCL compares ``NCCL_NET`` with its
+    networks' names (``strcasecmp``): 'AWS Libfabric' contains 'ib' but is not IB, and 'I_B' or
+    'Socket2' name nothing. 'AWS Libfabric' is "ofi": EFA or Slingshot, as its provider says.
+
+    Examples
+    --------
+    >>> [network_name(n) for n in ("IB", "IBext_v8", "gIB", "AWS Libfabric", "I_B", "Socket2")]
+    ['ib', 'ib', 'roce', 'ofi', None, None]
     """
-    key = re.sub(r"[^a-z]", "", name.lower())
-    names = {"ib": "ib", "socket": "socket", "awslibfabric": "efa", "ofi": "efa", "libfabric": "efa"}
-    if key in names:
-        return names[key]
+    key = name.strip().strip("\"'").strip().lower()
+    if key in _NETWORK_NAMES:
+        return _NETWORK_NAMES[key]
+    if _IBEXT.fullmatch(key):
+        return "ib"
     if "tcpxo" in key or "fastrak" in key:
         return "tcpxo"
     if "tcpx" in key:
