@@ -384,6 +384,7 @@ def rack_gpus(
     A log names hosts, not racks; a run of 32 hosts of 4 GPUs needs two racks of 18 hosts, and is
     placed 16 + 16 (an operator splits a job evenly; filling one rack first would leave 72 + 56 ranks,
     domains NCCL would not pair). When the hosts do not split evenly, the first racks take one more.
+    A ``racks`` fact already in ``facts`` (NCCL's node count, with its line) makes the count known.
     """
     racks = len(gpu_names)
     per_host = max(per_node, 1)
@@ -399,5 +400,10 @@ def rack_gpus(
     else:
         note = f"the log names hosts, not racks: {hosts} hosts spread evenly, {base} per rack"
     value = f"{racks} x {base}{'+' if extra else ''} hosts"
-    facts["racks"] = Fact("racks", value, (), assumed=True, note=note)
+    counted = facts.get("racks")
+    if counted is not None and counted.evidence and counted.value == racks:  # NCCL's node count
+        note = f"{counted.note}; {note.removeprefix('the log names hosts, not racks: ')}"
+        facts["racks"] = Fact("racks", value, counted.evidence, note=note)
+    else:
+        facts["racks"] = Fact("racks", value, (), assumed=True, note=note)
     return tuple(out[:ranks])

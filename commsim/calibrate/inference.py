@@ -97,6 +97,9 @@ class RunOptions:
     board : str, optional
         A board class of :data:`~commsim.calibrate.infer_machine.BOARD_CLASSES` (``--topology
         nvlink_mesh4``): the host is that board of the log's GPU.
+    topology_option : str
+        The option that gave ``topology`` (``--topology``, ``--calibrated`` or ``--nccl-topo``), for
+        the messages that name it.
     """
 
     gpus: int | None = None
@@ -113,6 +116,7 @@ class RunOptions:
     nvlink_domain: str | None = None
     devices: tuple[int, ...] | None = None
     board: str | None = None
+    topology_option: str = "--topology"
 
 
 _VERDICT_FACTS = frozenset(
@@ -452,11 +456,12 @@ def _domains(
     hosts, per_node = int(layout.nodes.value), int(layout.per_node.value)
     check_nvlink_domain(options.nvlink_domain)
     if options.nvlink_domain is not None and (board is None or board.cls != "nvl72" or hosts < 2):
-        why = (
-            "the machine given with --topology says how its hosts are joined"
-            if board is None
-            else "it applies to runs of several hosts on GB200/GB300-class GPUs (NVL72 compute trays)"
-        )
+        if board is not None:
+            why = "it applies to runs of several hosts on GB200/GB300-class GPUs (NVL72 compute trays)"
+        elif options.topology is not None:
+            why = f"the machine given with {options.topology_option} says how its hosts are joined"
+        else:
+            why = "the log's nvidia-smi topo -m matrix gives the machine of a host"
         warnings.append(f"--nvlink-domain {options.nvlink_domain} is not used: {why}")
     if board is None or board.cls != "nvl72":
         return board, hosts
@@ -469,6 +474,7 @@ def _domains(
     fewest = -(-ranks // NVL72_DOMAIN)
     counted = domain.domains
     if counted is not None and fewest <= counted <= hosts:
+        facts["racks"] = Fact("racks", counted, domain.fact.evidence, note=domain.fact.note)  # the count
         return board, counted
     return board, fewest
 

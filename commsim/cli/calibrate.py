@@ -143,7 +143,9 @@ def validate(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
     options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
-    options = replace(options, board=board_class(topology))
+    options = replace(
+        options, board=board_class(topology), topology_option=_machine_option(calibrated, nccl_topo)
+    )
     reports = validate_runs(log, options=options, params=params, collective=collective, n_ranks=gpus)
     if run is not None:
         if not 1 <= run <= len(reports):
@@ -294,7 +296,7 @@ def calibrate(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
     options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
-    options = replace(options, board=board_class(topology))
+    options = replace(options, board=board_class(topology), topology_option=_machine_option(None, nccl_topo))
     validations = [
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
     ]
@@ -360,6 +362,13 @@ def logs_machine(
             boards = [f"{b} (board of the log's GPU)" for b in BOARD_CLASSES]
             raise UnknownNameError("topology", topology, [*error.valid, *boards]) from None
     return None, None
+
+
+def _machine_option(calibrated: Path | None, nccl_topo: Path | None) -> str:
+    """The option that names the machine, for messages (``logs_machine`` allows only one)."""
+    return (
+        "--calibrated" if calibrated is not None else "--nccl-topo" if nccl_topo is not None else "--topology"
+    )
 
 
 def board_class(topology: str | None) -> str | None:
