@@ -32,6 +32,9 @@ the ratio is taken over is latency-bound (below 64 KiB, the error summary's
 boundary), above and below speak of the model's latency (per-call floor and
 per-step overheads), naming what a network transport's latency rests on when it
 is not NCCL's own table (the EFA step overhead's development logs ...).
+An *as expected* run whose sizes below 64 KiB miss by more than the model's
+expected error there is called as expected at large sizes only, with what the
+model's small-size times rest on (:mod:`commsim.calibrate.verdict_latency`).
 
 Thresholds, calibrated on the development logs
 (``tests/data/nccl-tests``, README "trust"; the one-GPU H100 set) with the
@@ -98,6 +101,7 @@ from commsim.calibrate.verdict_causes import (
 from commsim.calibrate.verdict_causes import (
     doubts as find_doubts,
 )
+from commsim.calibrate.verdict_latency import latency_miss
 from commsim.errors import CommsimError
 from commsim.units import format_size
 
@@ -242,7 +246,9 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
             text_ = _latency_text(validation, f"latency {ratio:.1f}x lower than modelled", where, "too high")
         return Verdict("above", ratio, (), (), notes, text_ + aside + miss)
     if ratio >= BELOW:
-        return Verdict("expected", ratio, (), (), notes, "as expected for this machine" + aside + miss)
+        small = None if latency else latency_miss(validation)
+        head = f"as expected {where}; {small}" if small else "as expected for this machine"
+        return Verdict("expected", ratio, (), (), notes, head + aside + miss)
     causes = tuple(find_causes(validation, lines))
     board = validation.inference.facts.get("board")
     given_box = board is not None and any(e.source == "option --topology" for e in board.evidence)

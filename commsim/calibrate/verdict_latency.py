@@ -1,0 +1,95 @@
+"""The verdict's word on small sizes when it judged a run at large ones.
+
+:func:`~commsim.calibrate.verdict.judge` compares bandwidth-bound sizes. A run
+can be as expected there and still take half the model's time below 64 KiB,
+where the time is the per-call floor and per-step overheads, not bandwidth
+(outside probe 7: one A10G at 3.5 us a call against the 6.25 us measured on an
+H100 host; two AWS p5 hosts at 63-81 us against EFA's per-step figure from NCCL
+2.4/2.7-era logs, 141 us). Such a run is not simply as expected:
+:func:`latency_miss` says where the model's latency misses and what it rests on.
+
+The threshold is the model's own expected error below 64 KiB, as every report
+prints it (``accuracy.json``, docs/validation.md): the median over logs of each
+log's median |time error| at those sizes, leave-one-machine-out on the
+development logs and as shipped on the public outside logs. The larger of the
+two is taken, so a log is called out only when its small sizes miss by more
+than the model is known to miss them on either set. Of the 89 *as expected*
+verdicts on the development logs and the outside ones (those judged without
+and with their page's facts), 12 add it: 5 of the 42 development logs and 5
+of the 91 outside logs, among them the p5 EFA runs (0.5x the model's time
+below 64 KiB) and a socket run on AWS (9x).
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from commsim.calibrate.validate import Validation
+
+__all__ = ["expected_latency_error", "latency_miss"]
+
+
+def expected_latency_error() -> float | None:
+    """The model's expected median |time error| below 64 KiB (the larger printed figure), or None."""
+    from commsim.calibrate.accuracy import expected_error
+
+    data = expected_error()
+    figures = [data.get("leave_one_machine_out", {}).get("latency_bound")]
+    figures.append(data.get("outside", {}).get("as_shipped", {}).get("latency_bound"))
+    known = [float(f) for f in figures if f is not None]
+    return max(known) if known else None
+
+
+def latency_miss(validation: Validation) -> str | None:
+    """What to add to an *as expected* verdict when the sizes below 64 KiB miss by more than expected.
+
+    None when no size is below 64 KiB, when their median |time error| is within
+    :func:`expected_latency_error`, or when the verdict's ratio is itself taken
+    below 64 KiB (it then speaks of latency already).
+
+    The two are compared as the report prints them (whole percent). Outside probe 7's log 115 (one
+    A10G): ``below 64 KiB the run's time is 0.56x the model's (median over 14 sizes; the model misses
+    there by a median 78%, more than the 24% it is expected to miss by there, docs/validation.md): the
+    model's per-call floor does not fit this machine (...)``.
+    """
+    from commsim.calibrate.validate import LATENCY_BOUND_BYTES
+
+    small = [r for r in validation.rows if 0 < r.nbytes < LATENCY_BOUND_BYTES]
+    expected = expected_latency_error()
+    if not small or expected is None or all(r.nbytes < LATENCY_BOUND_BYTES for r in validation.rows):
+        return None
+    miss = statistics.median(abs(r.error) for r in small)
+    if round(miss * 100) <= round(expected * 100):
+        return None  # within the expected error as both are printed (whole percent)
+    ratio = statistics.median(r.measured_time_s / r.predicted_time_s for r in small)
+    return (
+        f"below 64 KiB the run's time is {ratio:.2f}x the model's (median over {len(small)} sizes; the "
+        f"model misses there by a median {miss:.0%}, more than the {expected:.0%} it is expected to miss "
+        "by there, docs/validation.md): " + _what_it_rests_on(validation)
+    )
+
+
+def _what_it_rests_on(validation: Validation) -> str:
+    """The model's latency figures that do not fit, with their origin where the report has one."""
+    from commsim.calibrate.defaults import host_note, one_gpu_note, transport_note
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    inference = validation.inference
+    facts, ranks = inference.facts, len(inference.ranks)
+    if ranks == 1:
+        gpu = facts.get("gpu")
+        note = one_gpu_note(str(gpu.value) if gpu is not None else None, 1, validation.params)
+        return "the model's per-call floor does not fit this machine" + (f" ({note})" if note else "")
+    head = "the model's per-call floor and per-step overheads do not fit this machine"
+    host = None if inference.cuda_graph else host_note(inference.gpus_per_thread, ranks, validation.params)
+    if host:
+        return f"{head}; the floor rests on the host: {host}"
+    network = facts.get("network")
+    entry = LINK_KINDS.get(str(network.value)) if network is not None else None
+    multi_node = (nodes := facts.get("nodes")) is not None and int(nodes.value) > 1
+    note = transport_note(entry.transport, validation.params) if entry is not None and multi_node else None
+    if note:
+        return f"{head}; what the model's network latency rests on: {note}"
+    return f"{head}; 'commsim calibrate' on this machine's logs fits them (latency_scale, launch_s)"
