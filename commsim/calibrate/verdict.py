@@ -66,7 +66,11 @@ datasheet defaults, as ``tools/validation_table.py`` validates them:
   marks a persistent step down, noted too: every bandwidth-bound row from
   some size on below the smaller ones' median busbw by more than it (no
   development or outside log but the issue-350 gather run, 0.56x from
-  6 GiB on, has one).
+  6 GiB on, has one). At any size, two or more consecutive rows whose
+  bandwidth is under the best smaller size's by more than the same factor
+  are a fall with size (:func:`~commsim.calibrate.verdict_causes.falling_bandwidth`),
+  noted in every verdict but a doubtful one, even a withheld one: it is the
+  run's whatever the machine.
 * A NIC counts as slower than stated below :data:`SLOW_NIC` = 0.9 of the
   link kind's rate (NCCL prints the port's active rate: a healthy port
   prints the full rate); a size is faster than its network can carry above
@@ -90,6 +94,7 @@ from commsim.calibrate.verdict_causes import (
     LINE_RATE_SLACK,
     NON_MONOTONE_LIMIT,
     SLOW_NIC,
+    falling_bandwidth,
     large_indices,
     non_monotone,
     step_down,
@@ -216,7 +221,9 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     )
     doubts = tuple(find_doubts(validation, lines))
     notes = tuple(non_monotone(log.rows, len(validation.inference.ranks), large_only=False))
-    notes += tuple(step_down(log.rows))
+    steps = tuple(step_down(log.rows))
+    steps += tuple(falling_bandwidth(log.rows, skip_from=_BANDWIDTH_BOUND if steps else None))
+    notes += steps
     failed = wrong_results(log)
     if failed or doubts:
         parts = [failed] if failed else []
@@ -225,8 +232,10 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         text_ += "; its figures should not be trusted (measure again)"
         return Verdict("doubtful", ratio, (), ((failed,) if failed else ()) + doubts, notes, text_)
     withheld = _split_text(validation, ratio, where) or _host_transport_text(validation, ratio, where)
+    # a sustained fall of bandwidth is in the run whatever the machine: said even when not judged
+    fallen = "".join(f"; note: {n}" for n in steps)
     if withheld:
-        return Verdict("cannot_judge", ratio, (), (), notes, withheld)
+        return Verdict("cannot_judge", ratio, (), (), notes, withheld + fallen)
     assumed = [f for f in validation.inference.assumed if not _below_either_way(f, ratio)]
     if assumed:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
@@ -234,7 +243,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
             f"cannot judge: the machine is partly assumed ({names}); measured busbw {where} is "
             f"{ratio:.2f}x the model's for the assumed machine; give the options named to judge it"
         )
-        return Verdict("cannot_judge", ratio, (), (), notes, text_)
+        return Verdict("cannot_judge", ratio, (), (), notes, text_ + fallen)
     aside = "".join(f"; note: {n}" for n in notes)
     latency = _latency_only(validation)
     if ratio > ABOVE:
@@ -259,7 +268,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     if latency:
         head = _latency_text(validation, f"latency {1 / ratio:.1f}x higher than modelled", where, "too low")
     text_ = _below_text(head, causes, lines, has_matrix, p2p_off)
-    return Verdict("below", ratio, causes, (), notes, text_ + miss)
+    return Verdict("below", ratio, causes, (), notes, text_ + fallen + miss)
 
 
 def _latency_only(validation: Validation) -> bool:

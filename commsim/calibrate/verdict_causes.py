@@ -27,6 +27,7 @@ __all__ = [
     "across_nodes",
     "causes",
     "doubts",
+    "falling_bandwidth",
     "large_indices",
     "non_monotone",
     "step_down",
@@ -323,6 +324,60 @@ def step_down(rows: Sequence[NcclTestsRow]) -> list[str]:
                 f"{_size(first.nbytes)} rows that the model does not have"
             ]
     return []
+
+
+def falling_bandwidth(rows: Sequence[NcclTestsRow], *, skip_from: int | None = None) -> list[str]:
+    """A sustained fall of bandwidth with growing size anywhere in the sweep (the first one), or nothing.
+
+    A row is *fallen* when its out-of-place bandwidth (size / time, which is
+    busbw up to the collective's constant factor, without the printed
+    columns' two-decimal rounding at small sizes) is under the best of every
+    smaller size by more than :data:`NON_MONOTONE_LIMIT`. Two or more
+    consecutive fallen rows are reported, as :func:`step_down` asks of a step
+    (one alone is :func:`non_monotone`'s disturbed row): bandwidth holds or
+    grows with size in nccl-tests, so a run of slower sizes is something in
+    the run (contention, a degraded link, throttling), not the model. Rows
+    from ``skip_from`` bytes on are left to :func:`step_down` when it found a
+    step there. None of the 42 development logs has such a run; of the
+    outside logs, those whose pages call the run poor, noisy or disturbed do
+    (tests/data/outside 11, 20, 48, 53, 60; 78's is its step), and probe 7's
+    log 123 (an ABCI V100 broadcast, 7.0 GB/s busbw at 2 MiB, 2.5 and 2.0
+    GB/s at 16 and 32 MiB).
+    """
+    run: list[NcclTestsRow] = []
+    best: NcclTestsRow | None = None
+    found: list[NcclTestsRow] = []
+    for row in (r for r in rows if r.nbytes > 0 and r.oop_time_s > 0):
+        if best is not None and row.nbytes <= best.nbytes:
+            best, run = None, []  # another run of sizes (several data types): start again
+        if skip_from is not None and row.nbytes >= skip_from:
+            break
+        if best is not None and _Bps(row) * NON_MONOTONE_LIMIT < _Bps(best):
+            run.append(row)
+            continue
+        if len(run) >= 2:
+            found = run
+            break
+        run = []
+        best = row if best is None or _Bps(row) > _Bps(best) else best
+    found = found or (run if len(run) >= 2 else [])
+    if not found or best is None:
+        return []
+    low = min(found, key=_Bps)
+    return [
+        f"bandwidth falls with size: the {_size(found[0].nbytes)}-{_size(found[-1].nbytes)} rows "
+        f"({len(found)} rows, lines {found[0].line}-{found[-1].line}) reach {_Bps(low) / _Bps(best):.2f}-"
+        f"{max(_Bps(r) for r in found) / _Bps(best):.2f}x the bandwidth of the smaller {_size(best.nbytes)} "
+        f"row (busbw {_gbps_bytes(low.oop_busbw_Bps)} at {_size(low.nbytes)} against "
+        f"{_gbps_bytes(best.oop_busbw_Bps)}, out-of-place): bandwidth holds or grows with size in "
+        "nccl-tests, so something in the run slowed these sizes (contention, a degraded link, "
+        "throttling), not the model"
+    ]
+
+
+def _Bps(row: NcclTestsRow) -> float:
+    """Out-of-place bytes per second of ``row`` (its algbw, unrounded)."""
+    return row.nbytes / row.oop_time_s
 
 
 def _gbps_bytes(bytes_per_s: float) -> str:
