@@ -331,6 +331,7 @@ class NcclModel:
                 f"applies to {problem.collective} on {m.describe()} (NCCL {self.table.name} tables); "
                 f"available here: {', '.join(available)} (NVLS needs an NVSwitch box with Hopper or newer "
                 "GPUs and NCCL 2.17+; LL128 needs NVLink and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+)"
+                + (_rccl_disabled(m, self.rccl_table) if rccl.is_amd(m.arch) else "")
             )
         best = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
         fill = fill_s(best.algorithm, m, problem.nbytes, best.algbw_Bps, scale * best.latency_s, bw.version)
@@ -441,6 +442,21 @@ def _allowed(
         for c in raw
         if (algorithms is None or c[0] in algorithms) and (protocols is None or c[1] in protocols)
     ]
+
+
+_GFX = {"rdna4": "gfx12", "cdna3": "gfx942", "cdna4": "gfx950"}
+"""The gfx targets RCCL's availability rules name (``rccl/src/graph/tuning.cc``), by architecture."""
+
+
+def _rccl_disabled(m: NcclMachine, table: RcclTable) -> str:
+    """Why an AMD machine lacks a pair the error lists as possible: RCCL's rules (:func:`rccl.rules`)."""
+    gfx = _GFX.get(m.arch, m.arch)
+    off = ["PAT (NCCL_PAT_ENABLE defaults to 0)"]
+    if m.arch == "rdna4":
+        off.insert(0, f"LL on {gfx} GPUs ('Disable LL protocol on gfx12xx')")
+    if m.nodes == 1 and m.arch in table.tree_simple_single_node_off:
+        off.insert(0, f"tree/Simple on a single {gfx} node")
+    return f"; RCCL disables {' and '.join(off)} whatever the figures"
 
 
 def _host_s(params: NcclParams, n: int, gpus_per_thread: int, cuda_graph: bool = False) -> float:
