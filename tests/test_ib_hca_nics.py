@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from commsim.calibrate.infer_settings import infer_nics
+from commsim.calibrate.infer_nics import infer_nics
 from commsim.calibrate.settings import read_settings
 
 OCI_116 = (

@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 
 from commsim.calibrate.evidence import Evidence
-from commsim.calibrate.infer_settings import infer_network, infer_nics
+from commsim.calibrate.infer_network import infer_network
+from commsim.calibrate.infer_nics import infer_nics
 from commsim.calibrate.settings import read_settings
 
 _INFO = "ip-172-31-70-88:18546:18546 [0] NCCL INFO "

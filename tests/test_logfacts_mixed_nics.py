@@ -8,7 +8,8 @@ port, and every channel runs ``via NET/IB/1/GDRDMA``.
 
 from __future__ import annotations
 
-from commsim.calibrate.infer_settings import infer_network, infer_nics
+from commsim.calibrate.infer_network import infer_network
+from commsim.calibrate.infer_nics import infer_nics
 from commsim.calibrate.settings import read_settings
 
 _INFO = "n013:101855:101885 [0] NCCL INFO "

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from commsim.calibrate.infer_settings import infer_network, infer_nics, infer_version
+from commsim.calibrate.infer_network import infer_network
+from commsim.calibrate.infer_nics import infer_nics
+from commsim.calibrate.infer_settings import infer_version
 from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import parse_nccl_tests
 from commsim.calibrate.settings import read_settings

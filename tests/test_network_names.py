@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from commsim.calibrate.infer_settings import infer_network
+from commsim.calibrate.infer_network import infer_network
 from commsim.calibrate.settings import read_settings
 from commsim.calibrate.settings_lines import network_name
 

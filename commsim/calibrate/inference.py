@@ -15,7 +15,7 @@ Order of evidence for the machine of one host: ``--topology``; an
 and the number of GPUs per host choose the board
 (:mod:`~commsim.calibrate.infer_machine`). Several hosts make a cluster of
 such boards joined by the network the log names
-(:mod:`~commsim.calibrate.infer_settings`); GB200/GB300 hosts make a cluster
+(:mod:`~commsim.calibrate.infer_network`); GB200/GB300 hosts make a cluster
 of NVL72 racks when they share NVLink domains, of one-tray boxes when they do
 not (:mod:`~commsim.calibrate.infer_domain`).
 """
@@ -45,11 +45,11 @@ from commsim.calibrate.infer_machine import (
     host_gpus,
 )
 from commsim.calibrate.infer_machine import infer_gpu as _infer_gpu
+from commsim.calibrate.infer_network import infer_network
+from commsim.calibrate.infer_nics import infer_nics
 from commsim.calibrate.infer_settings import (
     forced_choices,
     infer_host_transport,
-    infer_network,
-    infer_nics,
     infer_p2p,
     infer_version,
     p2p_disabled,

@@ -48,6 +48,8 @@ __all__ = [
     "inherit_settings",
     "read_json_settings",
     "read_settings",
+    "setting",
+    "setting_value",
     "split_mask",
 ]
 
@@ -216,6 +218,16 @@ def _settle(found: Found) -> RunSettings:
     env = {n: chosen[n] for n in sorted(chosen) if n.startswith(("NCCL_", "FI_")) or n in DEVICE_VARIABLES}
     facts = {name: chosen.get(name) for name in _FACTS}
     return RunSettings(env=env, evidence=evidence, warnings=tuple(warnings), **facts)
+
+
+def setting(settings: RunSettings, name: str) -> Evidence | None:
+    """The log's evidence for one forced ``NCCL_*`` variable, or None."""
+    return settings.env.get(name)
+
+
+def setting_value(evidence: Evidence | None) -> str | None:
+    """The value a setting's evidence holds, as text without surrounding blanks, or None."""
+    return None if evidence is None else str(evidence.value).strip()
 
 
 def split_mask(settings: RunSettings) -> tuple[int, Evidence] | None:
