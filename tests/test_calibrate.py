@@ -18,7 +18,7 @@ import yaml
 
 from commsim.algorithms.base import Problem
 from commsim.calibrate.fit import FITTABLE, NETWORK_KINDS, Calibration, fit
-from commsim.calibrate.inference import replace_p2p
+from commsim.calibrate.infer_topology import replace_p2p
 from commsim.calibrate.parser import Device as RankDevice
 from commsim.calibrate.parser import NcclTestsLog, NcclTestsRow
 from commsim.calibrate.validate import Validation, validate_log

@@ -25,45 +25,35 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from commsim.calibrate.evidence import Evidence, Fact
-from commsim.calibrate.infer_devices import (
-    DevicePlan,
-    one_gpu_per_process,
-    plan_devices,
-    rack_gpus,
-    rank_gpus_on_boards,
-)
+from commsim.calibrate.evidence import Fact
+from commsim.calibrate.infer_devices import one_gpu_per_process, plan_devices, rack_gpus, rank_gpus_on_boards
 from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
-from commsim.calibrate.infer_layout import InferenceError, Layout, given, infer_layout, infer_ranks
-from commsim.calibrate.infer_machine import (
-    HOST_GPUS,
-    NVL72_DOMAIN,
-    Board,
-    board_for,
-    board_named,
-    build_box,
-    host_gpus,
+from commsim.calibrate.infer_host import board_gpus, gpu_and_topology, infer_board, one_rank_facts
+from commsim.calibrate.infer_launch import (
+    gpus_per_thread,
+    infer_cuda_graph,
+    infer_launch,
+    refuse_shared_gpus,
+    warn_mixed_gpus,
 )
-from commsim.calibrate.infer_machine import infer_gpu as _infer_gpu
+from commsim.calibrate.infer_layout import InferenceError, Layout, infer_layout, infer_ranks
+from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board
 from commsim.calibrate.infer_network import infer_network
 from commsim.calibrate.infer_nics import infer_nics
-from commsim.calibrate.infer_settings import (
-    forced_choices,
-    infer_host_transport,
-    infer_p2p,
-    infer_version,
-    p2p_disabled,
+from commsim.calibrate.infer_settings import forced_choices, infer_host_transport, infer_p2p, infer_version
+from commsim.calibrate.infer_topology import (
+    has_fabric,
+    host_box,
+    p2p_transport_off,
+    whole_machine,
+    without_fabric,
 )
 from commsim.calibrate.parser import NcclTestsLog
-from commsim.calibrate.parser_checks import number_spans
-from commsim.calibrate.parser_command import ONE_PROCESS
 from commsim.calibrate.settings import RunSettings
-from commsim.errors import TopologyError
 from commsim.hardware import GpuSpec
-from commsim.topology.linkkinds import LINK_KINDS
 from commsim.topology.model import Topology
 
-__all__ = ["InferenceError", "RunInference", "RunOptions", "infer_run", "replace_p2p"]
+__all__ = ["InferenceError", "RunInference", "RunOptions", "infer_run"]
 
 
 @dataclass(frozen=True)
@@ -212,56 +202,32 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     settings = log.settings
     facts: dict[str, Fact] = {"ranks": infer_ranks(log, options.gpus, warnings)}
     ranks = int(facts["ranks"].value)
-    spec, box_source = _gpu_or_topology(log, raw, options, facts)
-    _mixed_gpus(log, facts, warnings)
-    board_gpus = _host_gpus(spec, box_source, options.board)
-    layout = infer_layout(log, ranks, options.nodes, options.gpus_per_node, board_gpus, warnings)
+    spec, box_source = gpu_and_topology(log, options.topology, options.gpu, facts)
+    warn_mixed_gpus(log, facts, warnings)
+    host_gpus = board_gpus(spec, box_source, options.board)
+    layout = infer_layout(log, ranks, options.nodes, options.gpus_per_node, host_gpus, warnings)
     layout, isolated = one_gpu_per_process(log, layout, options.gpus_per_node)
     facts["nodes"], facts["gpus_per_node"] = layout.nodes, layout.per_node
     per_node = int(layout.per_node.value)
-    facts["launch"] = _launch(log)
-    cuda_graph = _cuda_graph(log, facts, warnings)
+    facts["launch"] = infer_launch(log)
+    cuda_graph = infer_cuda_graph(log, facts, warnings)
     plan = plan_devices(layout, settings, options.devices, warnings)
-    board = _board(spec, box_source, layout, facts, plan, options.board)
+    board = infer_board(spec, box_source, layout, facts, plan, options.board)
     if ranks == 1:
-        _one_rank_facts(spec, facts)
-    p2p = infer_p2p(
-        settings,
-        options.p2p,
-        raw,
-        spec,
-        _has_fabric(spec, board),
-        options.topology.peer_to_peer if options.topology is not None else None,
-    )
-    if ranks > 1 or not p2p.assumed:  # one rank has no peer: nothing to assume
-        facts["p2p"] = p2p
-    host_transport = infer_host_transport(settings, p2p, per_node)
-    if host_transport is not None:
-        facts["host_transport"] = host_transport
+        one_rank_facts(spec, facts)
+    p2p = _p2p(settings, raw, options, spec, board, ranks, per_node, facts)
     board, boxes = _domains(log, raw, options, board, layout, ranks, facts, warnings)
-    nic, nics = None, 0
-    if boxes > 1:
-        arch = spec.arch if spec is not None else "unknown"
-        network, per_host = infer_network(settings, options.nic, arch, _has_fabric(spec, board))
-        box_gpus = board.gpus if board is not None else per_node
-        host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
-        facts["network"] = network
-        nic = str(network.value)
-        slots = _board_nic_slots(board)
-        facts["nics_per_node"] = infer_nics(settings, options.nics_per_node, per_host, host_count, nic, slots)
-        nics = int(facts["nics_per_node"].value)
-        if board is not None and board.cls == "nvl72":
-            nics *= board.gpus // HOST_GPUS["nvl72"]  # the NICs of every tray of the box
+    nic, nics = _network(settings, options, spec, board, per_node, facts) if boxes > 1 else (None, 0)
     facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
     choices, algorithms, protocols, unmodelled = forced_choices(
         settings, options.algorithms, options.protocols
     )
     facts.update(choices)
     warnings += unmodelled
-    box = _box(spec, board, box_source, bool(p2p.value), nics, nic)
-    if _p2p_transport_off(p2p, settings):
-        box = _without_fabric(box, warnings)
-    topology, gpu_names = _machine(box, boxes, nic, nics)
+    box = host_box(spec, board, box_source, bool(p2p.value), nics, nic)
+    if p2p_transport_off(p2p, settings):
+        box = without_fabric(box, warnings)
+    topology, gpu_names = whole_machine(box, boxes, nic, nics)
     if board is not None and board.cls == "nvl72" and board.gpus > HOST_GPUS["nvl72"]:
         rank_gpus = rack_gpus(gpu_names, ranks, per_node, facts)
     else:
@@ -269,13 +235,13 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
         chosen = facts.get("gpus_used")
         if isolated is not None and plan.fact is None and (chosen is None or not chosen.assumed):
             facts["gpus_used"] = isolated  # which GPUs of a part-used board ran, if it matters, first
-    _refuse_shared_gpus(log, rank_gpus)
+    refuse_shared_gpus(log, rank_gpus)
     version = facts["nccl_version"].value
     return RunInference(
         topology,
         rank_gpus,
         facts,
-        _gpus_per_thread(log),
+        gpus_per_thread(log),
         algorithms,
         protocols,
         None if version is None else str(version),
@@ -284,157 +250,55 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     )
 
 
-def _gpu_or_topology(
-    log: NcclTestsLog, raw: str, options: RunOptions, facts: dict[str, Fact]
-) -> tuple[GpuSpec | None, Topology | None]:
-    """The GPU's catalogue entry (None when a given topology stands alone) and a given host topology."""
-    if options.topology is not None:
-        facts["board"] = given("board", options.topology.name, "--topology", options.topology.description)
-        spec = _optional_gpu(log, options)
-        if spec is not None:
-            facts["gpu"] = Fact("gpu", spec.name, (Evidence(spec.name, "device list or --gpu"),))
-        return spec, options.topology
-    spec, facts["gpu"] = _infer_gpu(log, options.gpu)
-    if log.topo_matrix:
-        from commsim.topology.nvsmi import topo_matrix_from_log
-
-        box = topo_matrix_from_log(log, gpu_model=spec.name)
-        facts["board"] = Fact(
-            "board",
-            "nvidia-smi topo -m matrix",
-            (Evidence("matrix", "nvidia-smi topo -m matrix in the log"),),
-        )
-        return spec, box
-    return spec, None
-
-
-def _host_gpus(spec: GpuSpec | None, box_source: Topology | None, board: str | None) -> int | None:
-    """GPUs per host of the given topology (per box of a cluster) or board class, else of the GPU's
-    usual board."""
-    if box_source is not None:
-        return max(len(gpus) for gpus in box_source.boxes.values())
-    if board in HOST_GPUS:
-        return HOST_GPUS[board]
-    return host_gpus(spec) if spec is not None else None
-
-
-def _optional_gpu(log: NcclTestsLog, options: RunOptions) -> GpuSpec | None:
-    try:
-        spec, _ = _infer_gpu(log, options.gpu)
-    except InferenceError:
-        return None
-    return spec
-
-
-def _gpus_per_thread(log: NcclTestsLog) -> int:
-    """nccl-tests' ``-g``: the header's ``nGpus`` (the parser's reading of it otherwise)."""
-    value = log.header.get("nGpus")
-    return value if isinstance(value, int) and value > 0 else max(1, log.gpus_per_thread)
-
-
-def _launch(log: NcclTestsLog) -> Fact:
-    threads = _gpus_per_thread(log)
-    mode = log.launch if log.launch != "unknown" else ("threads" if threads > 1 else "processes")
-    header = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
-    evidence = header or tuple(e for e in log.rank_evidence if e.source == ONE_PROCESS)[:1]
-    return Fact(
-        "launch",
-        f"{mode}, {threads} GPU(s) per thread",
-        evidence,
-        assumed=not evidence,
-        note="" if evidence else "one GPU per process assumed",
-    )
-
-
-def _mixed_gpus(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> None:
-    """Warn when the device list names more than one GPU model: every rank is priced as one."""
-    models: dict[str, list[int]] = {}
-    for device in log.devices:
-        models.setdefault(device.model, []).append(device.rank)
-    if len(models) < 2 or "gpu" not in facts:
-        return
-    listed = "; ".join(f"{model!r} on rank(s) {number_spans(ranks)}" for model, ranks in models.items())
-    warnings.append(
-        f"the device list names {len(models)} GPU models ({listed}): the model prices every rank as "
-        f"{facts['gpu'].value}, and a mixed machine is only as fast as its slowest GPU and link; "
-        "give --gpu for the slowest one to bound it"
-    )
-
-
-def _cuda_graph(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> bool:
-    """Whether the timed calls ran as CUDA graphs (nccl-tests ``-G N``), with a fact saying so.
-
-    nccl-tests captures its ``iters`` timed calls in one CUDA graph per GPU and
-    times N launches of it, so the host's per-call issue (``launch_s``) is
-    not in the time; ``agg iters: A`` > 1 groups A calls per
-    ``ncclGroupStart/End``, which NCCL issues with fewer launches than the
-    model prices: a warning says so (the model keeps one issue per call).
-    """
-    graph, agg = log.header.get("graph"), log.header.get("agg iters")
-    if isinstance(agg, int) and agg > 1:
-        warnings.append(
-            f"the log's calls were issued {agg} per group (nccl-tests 'agg iters: {agg}'); NCCL issues "
-            "a group with fewer launches, which the model does not price: sizes where the host's issue "
-            "time sets the call's time are predicted as separate calls ('commsim calibrate' on this "
-            "machine's logs fits launch_s)"
-        )
-    if not isinstance(graph, int) or graph < 1:
-        return False
-    facts["cuda_graph"] = Fact(
-        "cuda_graph",
-        f"yes, {graph} launch(es) of each size's calls: the time holds no host issue per call",
-        (Evidence(graph, "'graph: N' in the run header (nccl-tests -G)"),),
-    )
-    return True
-
-
-def _board(
+def _p2p(
+    settings: RunSettings,
+    raw: str,
+    options: RunOptions,
     spec: GpuSpec | None,
-    box_source: Topology | None,
-    layout: Layout,
+    board: Board | None,
+    ranks: int,
+    per_node: int,
     facts: dict[str, Fact],
-    plan: DevicePlan,
-    named: str | None,
-) -> Board | None:
-    """The board of one host: the class ``--topology`` named, else the one the GPU usually ships on."""
-    if box_source is not None:
-        return None
-    assert spec is not None, "without a given topology the GPU is known (infer_gpu raises otherwise)"
-    per_node = int(layout.per_node.value)
-    if named is not None:
-        board = board_named(spec, named, per_node, plan.devices)
-    else:
-        board = board_for(spec, per_node, plan.devices)
-    facts["board"] = board.fact
-    return board
+) -> Fact:
+    """Whether the GPUs of a host reach each other peer-to-peer, and the transport NCCL joins them
+    with when it is one the model does not price; both go into ``facts``."""
+    p2p = infer_p2p(
+        settings,
+        options.p2p,
+        raw,
+        spec,
+        has_fabric(spec, board),
+        options.topology.peer_to_peer if options.topology is not None else None,
+    )
+    if ranks > 1 or not p2p.assumed:  # one rank has no peer: nothing to assume
+        facts["p2p"] = p2p
+    host_transport = infer_host_transport(settings, p2p, per_node)
+    if host_transport is not None:
+        facts["host_transport"] = host_transport
+    return p2p
 
 
-def _one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
-    """One rank copies locally: the board does not matter, the GPU's memory bandwidth does."""
-    if "board" in facts and facts["board"].assumed:
-        board = facts["board"]
-        facts["board"] = Fact(
-            "board",
-            board.value,
-            board.evidence,
-            False,
-            board.option,
-            "one rank: no GPU-to-GPU or network link is used",
-        )
-    memory = spec.memory_Bps if spec is not None else None
-    if memory:
-        facts["memory_bandwidth"] = Fact(
-            "memory_bandwidth", f"{memory / 1e12:.4g} TB/s", (Evidence(memory, "GPU catalogue (datasheet)"),)
-        )
-    else:
-        facts["memory_bandwidth"] = Fact(
-            "memory_bandwidth",
-            "3.35 TB/s",
-            (),
-            assumed=True,
-            option="--gpu",
-            note="the catalogue has no memory bandwidth for this GPU; the H100 SXM's is used",
-        )
+def _network(
+    settings: RunSettings,
+    options: RunOptions,
+    spec: GpuSpec | None,
+    board: Board | None,
+    per_node: int,
+    facts: dict[str, Fact],
+) -> tuple[str, int]:
+    """The network link kind between boxes and the NICs of a box, with their facts put in ``facts``."""
+    arch = spec.arch if spec is not None else "unknown"
+    network, per_host = infer_network(settings, options.nic, arch, has_fabric(spec, board))
+    box_gpus = board.gpus if board is not None else per_node
+    host_count = HOST_GPUS["nvl72"] if board is not None and board.cls == "nvl72" else box_gpus
+    facts["network"] = network
+    nic = str(network.value)
+    slots = _board_nic_slots(board)
+    facts["nics_per_node"] = infer_nics(settings, options.nics_per_node, per_host, host_count, nic, slots)
+    nics = int(facts["nics_per_node"].value)
+    if board is not None and board.cls == "nvl72":
+        nics *= board.gpus // HOST_GPUS["nvl72"]  # the NICs of every tray of the box
+    return nic, nics
 
 
 def _domains(
@@ -486,115 +350,3 @@ def _board_nic_slots(board: Board | None) -> int | None:
     from commsim.topology.resolve import get_topology
 
     return len(get_topology("dgx1_v100").devices_of_kind("nic"))
-
-
-def _has_fabric(spec: GpuSpec | None, board: Board | None) -> bool:
-    return board is not None and board.cls not in ("pcie",) and spec is not None and spec.fabric is not None
-
-
-def _box(
-    spec: GpuSpec | None,
-    board: Board | None,
-    given_box: Topology | None,
-    p2p: bool,
-    nics: int,
-    nic: str | None,
-) -> Topology:
-    if given_box is not None:
-        return replace_p2p(given_box, p2p) if given_box.peer_to_peer != p2p else given_box
-    assert board is not None and spec is not None, "a board is only chosen for a known GPU"
-    return build_box(spec, board, p2p, nics, nic)
-
-
-def _machine(box: Topology, boxes: int, nic: str | None, nics: int) -> tuple[Topology, list[list[str]]]:
-    """The whole machine and, per box, its GPU names in box order."""
-    if len(box.boxes) > 1:  # a given topology that is a whole cluster already
-        return box, [list(gpus) for gpus in box.boxes.values()]
-    if boxes <= 1:
-        return box, [list(box.gpus)]
-    from commsim.topology.cluster import cluster
-
-    assert nic is not None
-    machine = cluster(box, nodes=boxes, nic=nic, nics_per_node=nics)
-    per_box = len(box.gpus)
-    gpus = list(machine.gpus)
-    return machine, [gpus[k * per_box : (k + 1) * per_box] for k in range(boxes)]
-
-
-def _refuse_shared_gpus(log: NcclTestsLog, rank_gpus: tuple[str, ...]) -> None:
-    """Several ranks on one GPU (the device list prints the same host and device for them) are not a
-    machine the model describes: refuse, naming them, instead of planning a send from a GPU to itself."""
-    owners: dict[str, list[int]] = {}
-    for rank, gpu in enumerate(rank_gpus):
-        owners.setdefault(gpu, []).append(rank)
-    shared = [ranks for ranks in owners.values() if len(ranks) > 1]
-    if not shared:
-        return
-    first = shared[0]
-    device = next((d for d in log.devices if d.rank == first[0]), None)
-    where = f" (device {device.device} of host {device.host})" if device is not None else ""
-    raise InferenceError(
-        f"ranks {number_spans(first)} run on one GPU{where}: several ranks sharing a GPU (MPS, "
-        "oversubscription) are not modelled; the model needs one GPU per rank (check the device "
-        "list, or give --gpus-per-node if it is abridged)",
-        log.source,
-    )
-
-
-def _p2p_transport_off(p2p: Fact, settings: RunSettings) -> bool:
-    """Whether NCCL's whole P2P transport is off, over NVLink and xGMI too: NCCL_P2P_DISABLE=1, or
-    NCCL's own channel lines joining GPUs of a host through host memory (SHM). Peer-to-peer off for
-    any other reason (a GeForce card's PCIe, an ``nvidia-smi topo -p2p`` matrix) leaves a GPU fabric
-    (NVLink bridges, NVSwitch, xGMI) in use."""
-    if p2p.value or p2p.assumed:
-        return False
-    return p2p_disabled(settings) is not None or any(
-        e.source == "NCCL INFO channel line" for e in p2p.evidence
-    )
-
-
-def _without_fabric(box: Topology, warnings: list[str]) -> Topology:
-    """``box`` without its GPU-to-GPU fabric (NCCL's P2P transport is off, so NCCL stages every byte
-    between its GPUs through host memory), when its GPUs reach host memory; else ``box`` as it is,
-    with a warning (an NVL72 rack is modelled without its Grace CPUs)."""
-    from commsim.nccl.machine import GPU_FABRICS
-
-    switches = set(box.devices_of_kind("nvswitch"))
-    links = [
-        p
-        for p in box.physical_links
-        if LINK_KINDS[p.kind].family not in GPU_FABRICS and not {p.a, p.b} & switches
-    ]
-    if len(links) == len(box.physical_links):
-        return replace_p2p(box, False)  # no fabric: a PCIe box with peer-to-peer off
-    note = " NCCL's P2P transport off: its GPUs join through host memory, not their fabric."
-    devices = [d for d in box.devices if d.name not in switches]
-    try:
-        bare = Topology(box.name, devices, links, box.kind_overrides, box.description + note, False, box.nccl)
-        cpus = bare.devices_of_kind("cpu")
-        if cpus and all(any(bare.route(g, c) for c in cpus) for g in bare.gpus):
-            return bare
-    except TopologyError:
-        pass
-    warnings.append(
-        "NCCL's P2P transport is off, so NCCL stages data between the GPUs of a host through host "
-        f"memory, but the model of this machine ({box.name}) has no path from its GPUs to host memory: "
-        "its GPU fabric is kept, so its predictions are faster than the run can be"
-    )
-    return box
-
-
-def replace_p2p(topology: Topology, peer_to_peer: bool) -> Topology:
-    """The same machine with peer-to-peer on or off."""
-    if topology.peer_to_peer == peer_to_peer:
-        return topology
-    note = "" if peer_to_peer else " GPU peer-to-peer unavailable: NCCL stages data through host memory."
-    return Topology(
-        topology.name,
-        topology.devices,
-        topology.physical_links,
-        topology.kind_overrides,
-        topology.description + note,
-        peer_to_peer,
-        topology.nccl,
-    )

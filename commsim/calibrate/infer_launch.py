@@ -1,0 +1,99 @@
+"""How a run was launched and what its ranks run on, as facts and warnings.
+
+nccl-tests' GPUs per thread (``-g``), the launch mode (threads or processes),
+whether the timed calls were replayed as CUDA graphs (``-G``), and two checks
+of the device list: several GPU models (priced as one) and several ranks on
+one GPU (refused).
+"""
+
+from __future__ import annotations
+
+from commsim.calibrate.evidence import Evidence, Fact
+from commsim.calibrate.infer_layout import InferenceError
+from commsim.calibrate.parser import NcclTestsLog
+from commsim.calibrate.parser_checks import number_spans
+from commsim.calibrate.parser_command import ONE_PROCESS
+
+__all__ = ["gpus_per_thread", "infer_cuda_graph", "infer_launch", "refuse_shared_gpus", "warn_mixed_gpus"]
+
+
+def gpus_per_thread(log: NcclTestsLog) -> int:
+    """nccl-tests' ``-g``: the header's ``nGpus`` (the parser's reading of it otherwise)."""
+    value = log.header.get("nGpus")
+    return value if isinstance(value, int) and value > 0 else max(1, log.gpus_per_thread)
+
+
+def infer_launch(log: NcclTestsLog) -> Fact:
+    threads = gpus_per_thread(log)
+    mode = log.launch if log.launch != "unknown" else ("threads" if threads > 1 else "processes")
+    header = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
+    evidence = header or tuple(e for e in log.rank_evidence if e.source == ONE_PROCESS)[:1]
+    return Fact(
+        "launch",
+        f"{mode}, {threads} GPU(s) per thread",
+        evidence,
+        assumed=not evidence,
+        note="" if evidence else "one GPU per process assumed",
+    )
+
+
+def warn_mixed_gpus(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> None:
+    """Warn when the device list names more than one GPU model: every rank is priced as one."""
+    models: dict[str, list[int]] = {}
+    for device in log.devices:
+        models.setdefault(device.model, []).append(device.rank)
+    if len(models) < 2 or "gpu" not in facts:
+        return
+    listed = "; ".join(f"{model!r} on rank(s) {number_spans(ranks)}" for model, ranks in models.items())
+    warnings.append(
+        f"the device list names {len(models)} GPU models ({listed}): the model prices every rank as "
+        f"{facts['gpu'].value}, and a mixed machine is only as fast as its slowest GPU and link; "
+        "give --gpu for the slowest one to bound it"
+    )
+
+
+def infer_cuda_graph(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> bool:
+    """Whether the timed calls ran as CUDA graphs (nccl-tests ``-G N``), with a fact saying so.
+
+    nccl-tests captures its ``iters`` timed calls in one CUDA graph per GPU and
+    times N launches of it, so the host's per-call issue (``launch_s``) is
+    not in the time; ``agg iters: A`` > 1 groups A calls per
+    ``ncclGroupStart/End``, which NCCL issues with fewer launches than the
+    model prices: a warning says so (the model keeps one issue per call).
+    """
+    graph, agg = log.header.get("graph"), log.header.get("agg iters")
+    if isinstance(agg, int) and agg > 1:
+        warnings.append(
+            f"the log's calls were issued {agg} per group (nccl-tests 'agg iters: {agg}'); NCCL issues "
+            "a group with fewer launches, which the model does not price: sizes where the host's issue "
+            "time sets the call's time are predicted as separate calls ('commsim calibrate' on this "
+            "machine's logs fits launch_s)"
+        )
+    if not isinstance(graph, int) or graph < 1:
+        return False
+    facts["cuda_graph"] = Fact(
+        "cuda_graph",
+        f"yes, {graph} launch(es) of each size's calls: the time holds no host issue per call",
+        (Evidence(graph, "'graph: N' in the run header (nccl-tests -G)"),),
+    )
+    return True
+
+
+def refuse_shared_gpus(log: NcclTestsLog, rank_gpus: tuple[str, ...]) -> None:
+    """Several ranks on one GPU (the device list prints the same host and device for them) are not a
+    machine the model describes: refuse, naming them, instead of planning a send from a GPU to itself."""
+    owners: dict[str, list[int]] = {}
+    for rank, gpu in enumerate(rank_gpus):
+        owners.setdefault(gpu, []).append(rank)
+    shared = [ranks for ranks in owners.values() if len(ranks) > 1]
+    if not shared:
+        return
+    first = shared[0]
+    device = next((d for d in log.devices if d.rank == first[0]), None)
+    where = f" (device {device.device} of host {device.host})" if device is not None else ""
+    raise InferenceError(
+        f"ranks {number_spans(first)} run on one GPU{where}: several ranks sharing a GPU (MPS, "
+        "oversubscription) are not modelled; the model needs one GPU per rank (check the device "
+        "list, or give --gpus-per-node if it is abridged)",
+        log.source,
+    )
