@@ -20,7 +20,8 @@ The text format is read by :mod:`~commsim.calibrate.parser_text`, ``-J`` JSON
 by :mod:`~commsim.calibrate.parser_json`; :mod:`~commsim.calibrate.parser_series`
 splits a table that holds several data types or reductions (``-d all``,
 ``-o all``) into one run per series; :mod:`~commsim.calibrate.parser_common`
-checks what they found (busbw against size and time) and builds the log.
+checks what they found (busbw against size and time:
+:mod:`~commsim.calibrate.parser_bandwidth`) and builds the log.
 """
 
 from __future__ import annotations
@@ -407,8 +408,9 @@ def parse_nccl_tests_runs(
         As for :func:`parse_nccl_tests`, for any run.
     """
     # The readers build this module's data classes, so they are imported when used.
-    from commsim.calibrate.parser_common import clean_text, finish_log
+    from commsim.calibrate.parser_common import finish_log
     from commsim.calibrate.parser_json import read_json_run
+    from commsim.calibrate.parser_lines import clean_text
     from commsim.calibrate.parser_series import split_series
     from commsim.calibrate.parser_text import read_text_runs
 

@@ -70,7 +70,8 @@ from typing import NamedTuple
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import COLLECTIVES, NcclTestsRow, normalise_collective
-from commsim.calibrate.parser_common import BUSBW_FACTORS, ColumnHeader, Measured
+from commsim.calibrate.parser_bandwidth import BUSBW_FACTORS, Measured
+from commsim.calibrate.parser_common import ColumnHeader
 from commsim.calibrate.parser_ranks import (
     EXACT_SOURCES,
     RANK_SCALES,

@@ -26,12 +26,8 @@ import re
 from typing import Any
 
 from commsim.calibrate.parser import Device, NcclTestsRow, find_program
-from commsim.calibrate.parser_common import (
-    GBPS,
-    Measured,
-    Printed,
-    RunData,
-)
+from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed
+from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.settings import read_json_settings
 from commsim.calibrate.settings_lines import decode_version_code
 from commsim.errors import ParseError

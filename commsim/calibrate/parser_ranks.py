@@ -16,8 +16,9 @@ from collections.abc import Iterable
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsRow
+from commsim.calibrate.parser_bandwidth import SLACK, Measured
 from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS
-from commsim.calibrate.parser_common import _SLACK, Measured, RunData, _show
+from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.parser_table import TYPE_BYTES
 from commsim.errors import ParseError
 
@@ -143,8 +144,8 @@ def ranks_from_bandwidths(collective: str, measured: Iterable[Measured], max_ran
         lowest, highest = ratio_bounds(m)
         low, high = max(low, lowest / scale), min(high, highest / scale)
     # (n-1)/n lies in [low, high]  <=>  1/(1-low) <= n <= 1/(1-high)
-    smallest = 1 if low <= 0 else (max_ranks + 1 if low >= 1 else math.ceil(1 / (1 - low) * (1 - _SLACK)))
-    largest = max_ranks if high >= 1 else math.floor(1 / (1 - high) * (1 + _SLACK))
+    smallest = 1 if low <= 0 else (max_ranks + 1 if low >= 1 else math.ceil(1 / (1 - low) * (1 - SLACK)))
+    largest = max_ranks if high >= 1 else math.floor(1 / (1 - high) * (1 + SLACK))
     return list(range(max(smallest, 1), min(largest, max_ranks) + 1))
 
 
@@ -364,3 +365,8 @@ def _rank_disagreements(chosen: Evidence, found: list[Evidence]) -> list[str]:
             f"number of ranks {chosen.value} is only a lower bound ({chosen.describe()}); pass --gpus N"
         )
     return warnings
+
+
+def _show(value: object) -> str:
+    """A value as a report says it: a (low, high) pair as ``low to high``."""
+    return f"{value[0]} to {value[1]}" if isinstance(value, tuple) else str(value)

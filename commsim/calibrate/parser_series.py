@@ -39,7 +39,8 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from commsim.calibrate.parser import NcclTestsRow
-from commsim.calibrate.parser_common import Measured, RunData, average_warnings
+from commsim.calibrate.parser_bandwidth import Measured, average_warnings
+from commsim.calibrate.parser_common import RunData
 
 __all__ = ["SeriesKey", "series_key", "series_label", "split_series"]
 

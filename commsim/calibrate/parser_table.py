@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from commsim.calibrate.parser import NcclTestsRow
-from commsim.calibrate.parser_common import GBPS, Measured, Printed, printed
+from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed, printed
 from commsim.errors import ParseError
 
 __all__ = [

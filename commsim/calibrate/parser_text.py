@@ -35,15 +35,11 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from commsim.calibrate.parser import Device, find_program
+from commsim.calibrate.parser_bandwidth import printed
 from commsim.calibrate.parser_checks import line_spans
 from commsim.calibrate.parser_command import find_command
-from commsim.calibrate.parser_common import (
-    CleanText,
-    ColumnHeader,
-    RunData,
-    find_topo_matrix,
-    printed,
-)
+from commsim.calibrate.parser_common import ColumnHeader, RunData
+from commsim.calibrate.parser_lines import CleanText, find_topo_matrix
 from commsim.calibrate.parser_table import (
     INTEGER,
     Layout,

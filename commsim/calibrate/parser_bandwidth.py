@@ -1,0 +1,205 @@
+"""nccl-tests' printed numbers and the checks of its bandwidth arithmetic.
+
+The checks redo nccl-tests' arithmetic (SEED_FACTS.md section 6; the
+``GetBw`` functions of nccl-tests ``src/*.cu``): ``algbw = size / time`` and
+``busbw = algbw x factor``. Bandwidths are printed with two decimals and the
+time with about four significant digits, so a row is only inconsistent when
+no values inside the rounding intervals of the printed strings fit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from commsim.calibrate.parser_common import RunData
+
+__all__ = [
+    "ALGBW_FACTORS",
+    "BUSBW_FACTORS",
+    "GBPS",
+    "SLACK",
+    "Measured",
+    "Printed",
+    "average_warnings",
+    "bandwidth_warnings",
+    "printed",
+]
+
+
+GBPS = 1e9
+"""Bytes per second in nccl-tests' "GB/s" (decimal)."""
+
+
+SLACK = 1e-9
+"""Relative slack for the floating-point error of our own arithmetic."""
+
+
+def _one(ranks: int) -> float:
+    return 1.0
+
+
+def _ring(ranks: int) -> float:
+    return (ranks - 1) / ranks
+
+
+ALGBW_FACTORS: dict[str, Callable[[int], float]] = {"hypercube": _ring}
+"""algbw / (size / time) per collective; 1 for every collective not listed.
+
+nccl-tests' hypercube test counts only the ``n-1`` received blocks of the
+``n``-block buffer it prints as the size.
+"""
+
+
+BUSBW_FACTORS: dict[str, Callable[[int], float]] = {
+    "all_reduce": lambda ranks: 2.0 * _ring(ranks),
+    "all_gather": _ring,
+    "reduce_scatter": _ring,
+    "all_to_all": _ring,
+    "gather": _ring,
+    "scatter": _ring,
+    "broadcast": _one,
+    "reduce": _one,
+    "send_recv": _one,
+    "hypercube": _one,
+}
+"""busbw / algbw per collective, as a function of the number of ranks."""
+
+
+class Printed(NamedTuple):
+    """A printed number and half a unit of its last printed digit.
+
+    The true value lies in ``[value - half_ulp, value + half_ulp]``.
+    """
+
+    value: float
+    half_ulp: float
+
+    def divided(self, divisor: float) -> Printed:
+        """The same printed number in a larger unit (microseconds / 1e6 = seconds)."""
+        return Printed(self.value / divisor, self.half_ulp / divisor)
+
+
+class Measured(NamedTuple):
+    """One printed (time, algbw, busbw) triple of a result row.
+
+    ``time`` is in seconds, ``algbw`` and ``busbw`` in GB/s (1e9 bytes/s) as
+    printed; ``label`` says which half of the row it is ("out-of-place").
+    """
+
+    line: int
+    label: str
+    nbytes: int
+    time: Printed
+    algbw: Printed
+    busbw: Printed
+
+
+def printed(token: str) -> Printed:
+    """Read a number as nccl-tests printed it, keeping its precision.
+
+    Examples
+    --------
+    >>> printed("40.12")
+    Printed(value=40.12, half_ulp=0.005)
+    >>> printed("1.2e+08").half_ulp
+    5000000.0
+    """
+    mantissa, _, exponent = token.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    power = int(exponent) if exponent else 0
+    return Printed(float(token), 0.5 * 10.0 ** (power - decimals))
+
+
+def _expected_GBps(nbytes: int, time: Printed, factor: float) -> tuple[float, float]:
+    """Lowest and highest bandwidth that ``nbytes`` over the printed time allow."""
+    if nbytes == 0:
+        return 0.0, 0.0
+    longest = time.value + time.half_ulp
+    shortest = time.value - time.half_ulp
+    low = nbytes * factor / longest / GBPS if longest > 0 else math.inf
+    high = nbytes * factor / shortest / GBPS if shortest > 0 else math.inf
+    return low, high
+
+
+def _disagrees(shown: Printed, low: float, high: float) -> bool:
+    slack = SLACK * max(abs(shown.value), 1.0)
+    return shown.value + shown.half_ulp + slack < low or shown.value - shown.half_ulp - slack > high
+
+
+def _check(m: Measured, column: str, shown: Printed, factor: float, why: str) -> str | None:
+    if math.isnan(m.time.value) or math.isnan(shown.value):
+        return None
+    low, high = _expected_GBps(m.nbytes, m.time, factor)
+    if not _disagrees(shown, low, high):
+        return None
+    return (
+        f"line {m.line}: {m.label} {column} {shown.value:g} GB/s disagrees with "
+        f"size / time{why} = {m.nbytes} B / {m.time.value * 1e6:.6g} us{why}, which allows "
+        f"{low:.6g} to {high:.6g} GB/s after print rounding"
+    )
+
+
+def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: int) -> list[str]:
+    """Warnings for printed bandwidths that their size and time cannot explain.
+
+    Parameters
+    ----------
+    measured : list of Measured
+        The printed triples of every row.
+    collective : str or None
+        Normalised collective name; without it only algbw is checked (its
+        factor is 1 for every collective but hypercube) and busbw is not
+        (:func:`~commsim.calibrate.parser_common.finish_log` says so in its own warning).
+    ranks : int
+        Number of ranks; 0 when unknown (then only algbw is checked).
+
+    Returns
+    -------
+    list of str
+        One message per disagreeing column, naming the line; past
+        :data:`_MAX_ROW_WARNINGS` the rest are summed up in one message.
+    """
+    known = ranks > 0 and collective is not None
+    alg = ALGBW_FACTORS.get(collective or "", _one)(ranks) if known else 1.0
+    bus = BUSBW_FACTORS[collective](ranks) if known and collective in BUSBW_FACTORS else None
+    alg_why = f" x {alg:.4g}" if alg != 1.0 else ""
+    warnings: list[str] = []
+    rows: list[tuple[int, str]] = []
+    for m in measured:
+        found = [_check(m, "algbw", m.algbw, alg, alg_why)]
+        if bus is not None:
+            found.append(_check(m, "busbw", m.busbw, alg * bus, f" x {alg * bus:.4g}"))
+        rows.extend((m.line, w) for w in found if w is not None)
+    warnings.extend(w for _, w in rows[:_MAX_ROW_WARNINGS])
+    if len(rows) > _MAX_ROW_WARNINGS:
+        rest = rows[_MAX_ROW_WARNINGS:]
+        warnings.append(
+            f"... and {len(rest)} more printed bandwidths disagree the same way (lines {rest[0][0]} to "
+            f"{rest[-1][0]}); if every row disagrees, check the number of ranks ({ranks}) and the collective"
+        )
+    return warnings
+
+
+_MAX_ROW_WARNINGS = 3
+"""Disagreeing bandwidths reported one by one; the rest in one line (a wrong rank count hits every row)."""
+
+
+def average_warnings(data: RunData) -> list[str]:
+    """Whether ``# Avg bus bandwidth`` is the mean busbw of the rows, as nccl-tests computes it.
+
+    A mismatch means rows are missing (cut from the log) or were edited.
+    """
+    busbw = [m.busbw for m in data.measured if not math.isnan(m.busbw.value)]
+    if data.avg_busbw is None or math.isnan(data.avg_busbw.value) or not busbw:
+        return []
+    mean = math.fsum(b.value for b in busbw) / len(busbw)
+    rounding = math.fsum(b.half_ulp for b in busbw) / len(busbw) + data.avg_busbw.half_ulp
+    if abs(mean - data.avg_busbw.value) <= rounding * (1 + SLACK) + SLACK:
+        return []
+    return [
+        f"Avg bus bandwidth {data.avg_busbw.value:g} GB/s is not the mean busbw of the "
+        f"{len(busbw)} results read ({mean:.6g} GB/s): rows may be missing from the log"
+    ]
