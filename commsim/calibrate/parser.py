@@ -411,8 +411,8 @@ def parse_nccl_tests_runs(
     from commsim.calibrate.parser_common import finish_log
     from commsim.calibrate.parser_json import read_json_run
     from commsim.calibrate.parser_lines import clean_text
+    from commsim.calibrate.parser_runs import read_text_runs
     from commsim.calibrate.parser_series import split_series
-    from commsim.calibrate.parser_text import read_text_runs
 
     cleaned = clean_text(text)
     first = next((line for line in cleaned.lines if line.strip()), "")

@@ -1,4 +1,4 @@
-"""Read the text nccl-tests prints (every format since 2017) into RunData, one per run.
+"""Read the text of one nccl-tests run (every format since 2017) into RunData.
 
 Lines are classified one at a time: the run header, the device list, version
 lines, the column header (which fixes the table's layout), result rows, and
@@ -23,9 +23,8 @@ warning:
 * a row fragment whose start is missing (it fits the last columns of the
   header but cannot begin a row: its first field is no size) is skipped.
 
-A log may hold several runs (scripts that loop over tests, node counts or
-datatypes): a new run starts at a run header (``# nThread``) or a column
-header that follows result rows; :func:`split_runs` finds them.
+How a log is cut into runs, each read by :class:`TextReader`, is
+:mod:`~commsim.calibrate.parser_runs`.
 """
 
 from __future__ import annotations
@@ -34,12 +33,10 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from commsim.calibrate.parser import Device, find_program
+from commsim.calibrate.parser import Device
 from commsim.calibrate.parser_bandwidth import printed
 from commsim.calibrate.parser_checks import line_spans
-from commsim.calibrate.parser_command import find_command
 from commsim.calibrate.parser_common import ColumnHeader, RunData
-from commsim.calibrate.parser_lines import CleanText, find_topo_matrix
 from commsim.calibrate.parser_table import (
     INTEGER,
     Layout,
@@ -53,11 +50,10 @@ from commsim.calibrate.parser_table import (
     with_empty_columns,
     without_start,
 )
-from commsim.calibrate.settings import inherit_settings, read_settings
 from commsim.calibrate.settings_lines import decode_version_code, version_in_code_line
 from commsim.errors import ParseError
 
-__all__ = ["looks_like_row", "read_text_runs", "split_runs"]
+__all__ = ["NCCL_LOG", "RUN_HEADER", "TABLE_END", "TextReader", "is_column_header", "looks_like_row"]
 
 _NCCL_VERSION = re.compile(r"\b[NR]CCL version(?: ?: ?| )(\d+\.\d+\.\d+[^\s,;]*)")
 _TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+) nccl-headers=(\d+) nccl-library=(\d+)")
@@ -68,7 +64,7 @@ _DEVICE = re.compile(
     r"\s+device\s+(?P<device>\d+)(?:\s+\[(?P<bus>[^\]]*)\])?\s+(?P<model>.*?\S)"
     r"(?:\s+\(node\s+(?P<node>\d+)\))?\s*$"
 )
-_RUN_HEADER = re.compile(r"^#?\s*nThread\s+\d+")
+RUN_HEADER = re.compile(r"^#?\s*nThread\s+\d+")
 _UNITS = re.compile(r"^#?\s*\(B\)")  # nccl-tests' units line; extracts of the table drop its '#'
 _TEARDOWN = re.compile(
     r"^\S+:\d+:\d+\s+\[\d+\]\s+NCCL INFO\s"  # NCCL's own lines ("comm 0x... - Destroy COMPLETE")
@@ -81,110 +77,19 @@ A launcher's report of a failure (``srun: error: ... Exited with exit code 1``) 
 it stays a warning."""
 _AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
-_TABLE_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds values|Collective test concluded)")
+TABLE_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds values|Collective test concluded)")
 _COMPILED_WITH = re.compile(r"^#\s*NCCL Tests compiled with NCCL (\S+)")
-_NCCL_LOG = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s")  # NCCL_DEBUG lines: "host:pid:tid [dev] ..."
+NCCL_LOG = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s")
+"""NCCL_DEBUG lines: ``host:pid:tid [dev] ...``."""
 _TEST_FAILURE = re.compile(r"\bTest (?:CUDA |NCCL )?failure\b.*")
 """nccl-tests' report of a failed call (``Test CUDA failure common.cu:389 '...'``)."""
 _INFO_NRANKS = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks (\d+)\b")
 
 
-def _is_column_header(text: str) -> bool:
+def is_column_header(text: str) -> bool:
+    """Whether a line is a result table's column header (``#  size  count  type ... algbw``)."""
     lowered = text.lstrip("#").lower().split()
     return bool(lowered) and lowered[0] in ("size", "bytes") and "algbw" in lowered
-
-
-def split_runs(lines: list[str]) -> list[tuple[int, int]]:
-    """The runs of a log as ``(start, end)`` slices of ``lines`` (0-based, end exclusive).
-
-    A run starts at a run header or column header that follows result rows;
-    the lines between the previous run's last row or footer and that header
-    (the command, ``# Collective test starting: ...``) belong to the new run.
-    """
-    starts, rows_seen, last_table, layout_seen = [0], False, -1, False
-    for index, line in enumerate(lines):
-        text = line.strip()
-        if not text or _NCCL_LOG.match(text):
-            continue
-        header = _is_column_header(text)
-        if header or _RUN_HEADER.match(text):
-            if rows_seen:
-                starts.append(last_table + 1)
-                rows_seen = False
-            layout_seen = layout_seen or header
-        elif _TABLE_END.match(text):
-            last_table = index if rows_seen else last_table
-        elif layout_seen and not text.startswith("#") and looks_like_row(text.split()):
-            rows_seen, last_table = True, index
-    return list(zip(starts, [*starts[1:], len(lines)], strict=True))
-
-
-def read_text_runs(text: CleanText, source: str | None) -> list[RunData]:
-    """Read the cleaned text of an nccl-tests log: one RunData per run, in file order."""
-    runs: list[RunData] = []
-    for start, end in split_runs(text.lines):
-        data = _read_segment(text, start, end, source)
-        if runs:
-            _inherit(data, runs[-1], text.lines[:start])
-        runs.append(data)
-    return _without_empty_runs(runs)
-
-
-def _without_empty_runs(runs: list[RunData]) -> list[RunData]:
-    """Drop runs without result rows (killed at start) when others have rows; their neighbour says so."""
-    kept = [data for data in runs if data.rows]
-    if not kept or len(kept) == len(runs):
-        return runs
-    for data in runs:
-        if not data.rows:
-            earlier = [k for k in kept if (k.first_line or 0) < (data.first_line or 0)]
-            neighbour = earlier[-1] if earlier else kept[0]
-            neighbour.warnings.append(
-                f"lines {data.first_line}-{data.last_line}: a run without result rows (stopped before "
-                "its table?) was skipped"
-            )
-    return kept
-
-
-def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> RunData:
-    lines = text.lines[start:end]
-    reader = _TextReader(source)
-    for number, line in enumerate(lines, start=start + 1):
-        reader.feed(number, line)
-    reader.finish()
-    data = reader.data
-    data.nccl_version = data.nccl_version or reader.library_version
-    data.program = _nearest_program(text.lines, start, end)
-    data.command, data.command_line = find_command(lines, start + 1)
-    data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
-    data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
-    data.settings = read_settings(lines, start + 1)
-    filled = [n for n, line in enumerate(lines, start=start + 1) if line.strip()]
-    data.first_line, data.last_line = start + 1, (filled[-1] if filled else end)
-    return data
-
-
-def _nearest_program(lines: list[str], start: int, end: int) -> str | None:
-    """The ``*_perf`` name nearest before the run's table, else the first in or after it."""
-    table = next((i for i in range(start, end) if _is_column_header(lines[i].strip())), end)
-    for index in range(table - 1, -1, -1):
-        program = find_program(lines[index])
-        if program:
-            return program
-    return next(filter(None, map(find_program, lines[table:end])), None)
-
-
-def _inherit(data: RunData, previous: RunData, earlier: list[str]) -> None:
-    """A later run takes what it does not print itself from the text before it."""
-    if earlier:
-        data.settings = inherit_settings(data.settings, read_settings(earlier, 1))
-    data.nccl_version = data.nccl_version or previous.nccl_version
-    if not data.header and not data.devices:
-        data.header, data.header_line, data.devices = previous.header, previous.header_line, previous.devices
-        data.warnings.append(
-            f"line {data.first_line}: this run has no header or device list of its own; "
-            f"they are taken from the run at lines {previous.first_line}-{previous.last_line}"
-        )
 
 
 class _Pending(NamedTuple):
@@ -201,7 +106,7 @@ class _Pending(NamedTuple):
     text: str
 
 
-class _TextReader:
+class TextReader:
     """A line-by-line state machine over the text of one run."""
 
     def __init__(self, source: str | None) -> None:
@@ -215,7 +120,7 @@ class _TextReader:
         self.last_row: int | None = None  # line of the current table's last row
         self.handlers: list[tuple[re.Pattern[str], Callable[[int, re.Match[str]], None]]] = [
             (_DEVICE, self._device),
-            (_RUN_HEADER, self._run_header),
+            (RUN_HEADER, self._run_header),
             (_TESTS_VERSION, self._tests_version),
             (_COMPILED_WITH, self._compiled_with),
             (_UNITS, self._units),
@@ -227,11 +132,12 @@ class _TextReader:
         return ParseError(message, source=self.data.source, line=line)
 
     def feed(self, number: int, line: str) -> None:
+        """Read one cleaned line of the run (``number``: its line in the file)."""
         text = line.strip()
         if not text:
             return
         self._scan_info(number, text)
-        if _NCCL_LOG.match(text):
+        if NCCL_LOG.match(text):
             self._not_a_row(number, text)
             return
         for pattern, handler in self.handlers:
@@ -239,7 +145,7 @@ class _TextReader:
             if match:
                 handler(number, match)
                 return
-        if _is_column_header(text):
+        if is_column_header(text):
             self._end_table()
             self.layout = read_layout(number, text.lstrip("#").split(), self._fail)
             names = frozenset(column.name for column in self.layout.columns)
