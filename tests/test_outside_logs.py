@@ -44,6 +44,35 @@ REFUSED_PLAIN = {
     "79_H800-2node-16rank-alltoall-deviceAPI-D1-testfailure-issue355.txt": (
         "the run failed before printing a result row: line 30: Test CUDA failure"
     ),
+    "92_H800-2node-4gpu-4CX7-crossnic0-allreduce-nodevices.txt": "give --gpu ",
+    "93_H100-2node-1gpu-4NIC-Tree-allreduce.txt": "give --gpu ",
+    "95_H20-2node-16gpu-NVLSTree-NCCL2215-oldformat-small.txt": (
+        "its rows print bandwidths too small to give busbw/algbw"
+    ),
+    "96_MI250X-16rank-rccl-allreduce-small-oldformat.txt": "give --gpu ",
+    "97_B200-AWS-p6-2node-EFA-allreduce-small.txt": (
+        "print algbw 0.00 GB/s, so they give no busbw/algbw ratio at all"
+    ),
+    "99_A100-SXM4-40GB-3node-24rank-4HDR-linearstep-allreduce.txt": "give --gpu ",
+    "101_A100-40GB-AWS-p4d-2node-EFA-allreduce-small.txt": (
+        "print algbw 0.00 GB/s, so they give no busbw/algbw ratio at all"
+    ),
+    "102_StrixHalo-gfx1151-rccl-broadcast-unknownGPU.txt": (
+        "busbw/algbw of broadcast does not depend on the number of ranks; pass --gpus N"
+    ),
+    "103_V100-8node-64gpu-IB100G-allreduce-oldformat.txt": (
+        "ratio of the rows fits every number from 59 to 79; pass --gpus N"
+    ),
+    "104_V100-8node-64gpu-IB100G-alltoall-oldformat.txt": "give --gpu ",
+    "105_H20-8gpu-1node-allgather-or-alltoall-small-zerosize.txt": "give --gpu ",
+    "106_H20-8gpu-1node-allreduce-small.txt": "give --gpu ",
+    "107_H100-VM-3node-24gpu-RoCE200-rankprefix-degraded.txt": "give --gpu ",
+    "108_H100-16node-allreduce-NCCL2205-small-noheader.txt": (
+        "ratio of the rows fits every number from 6 to 65536; pass --gpus N"
+    ),
+    "122_GH200-CSCS-Alps-64node-256rank-allreduce-extracted-table-nohash-header.txt": (
+        "ratio of the rows fits every number from 253 to 259; pass --gpus N"
+    ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -54,7 +83,11 @@ all_reduce and send_recv and its page kept no in-place ``#wrong`` column to tell
 but with that column, is all_reduce by it); 20 names its GPUs only as 'NVIDIA Graphics Device', and
 23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 60's 'NVIDIA RTX 6000D' and 77's 'MetaX C500' are not
 in the catalogue; 33 runs two ranks on one GPU, which the model does not describe; 37's only result
-row starts with '#'; 79's run failed ('an illegal memory access was encountered') before its only row."""
+row starts with '#'; 79's run failed ('an illegal memory access was encountered') before its only row.
+Of the sixth and seventh batches, 92, 93, 96, 99, 104-107 are tables without device lines (no GPU
+named); 95, 97 and 101 print only rows too small for a busbw/algbw ratio and no device list, so their
+rank count is unknown; 103, 108 and 122 have ratios that fit a range of rank counts (all_reduce's count
+column says nothing); 102's broadcast ratio is 1 whatever the rank count."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -64,10 +97,14 @@ UNSETTLED = {
     "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt",
     "77_MetaX-C500-8gpu-mccl-allreduce-bf16-boxheader.txt",
     "79_H800-2node-16rank-alltoall-deviceAPI-D1-testfailure-issue355.txt",
+    "102_StrixHalo-gfx1151-rccl-broadcast-unknownGPU.txt",
+    "108_H100-16node-allreduce-NCCL2205-small-noheader.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
 60's and 77's name only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
-given); every other refused log validates with its page's facts."""
+given; 102's page names neither the rank count nor a GPU the catalogue has (a Strix Halo gfx1151 APU);
+108's says "16 H100 nodes" but not how many GPUs each ran); every other refused log validates with its
+page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -98,9 +135,9 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """91 logs, each with its provenance lines first and one README row; every page fact is for a log,
+    """124 logs, each with its provenance lines first and one README row; every page fact is for a log,
     every topology file it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 91
+    assert len(LOGS) == 124
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -113,7 +150,7 @@ def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
     assert set(REFUSED_PLAIN) >= UNSETTLED and not UNSETTLED & set(TOOL.OUTSIDE_OPTIONS)
 
 
-@pytest.mark.parametrize("path", LOGS, ids=[p.name[:2] for p in LOGS])
+@pytest.mark.parametrize("path", LOGS, ids=[p.name.split("_")[0] for p in LOGS])
 def test_validates_or_says_why_not(
     path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,7 +164,7 @@ def test_validates_or_says_why_not(
 
 def test_page_facts_are_given_as_the_options_a_user_types() -> None:
     """The tool's table becomes the command-line options its page column shows: 12's page gives the GPU,
-    the hosts, the ranks per host, the network and (by its binary) the collective."""
+    the hosts, the ranks per host, the network and (by its binary) the collective; 115's the rank count."""
     options, collective = TOOL.OUTSIDE_OPTIONS["12_MI250X-SS11-4node-32rank-allreduce.txt"]
     assert TOOL.flags(options, collective) == [
         *["--collective", "all_reduce", "--gpu", "MI250X", "--nodes", "4"],
@@ -136,6 +173,10 @@ def test_page_facts_are_given_as_the_options_a_user_types() -> None:
     # 21's page prints "P2P CAN access" and its nvidia-smi topo -m, copied beside the log
     assert TOOL.page_flags("21_A100PCIe-4gpu-SYS-sm02.txt") == [
         *["--p2p", "--topology", "tests/data/outside/21_topo.txt"]
+    ]
+    # 115's page shows the MPIJob's "mpirun -np 1 -N 1": one rank (--gpus) on one host
+    assert TOOL.page_flags("115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt") == [
+        *["--gpus", "1", "--nodes", "1"]
     ]
 
 

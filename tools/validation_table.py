@@ -146,6 +146,8 @@ _GB300_2RACKS = replace(_ROCE400X8, nvlink_domain="shared")
 _MI355X_AINIC = RunOptions(gpu="MI355X", nic="roce_400g", nics_per_node=8)
 _MI300X_SPLIT = RunOptions(gpu="MI300X", nodes=2, gpus_per_node=1, nics_per_node=1)
 _MI355X_POLLARA = RunOptions(gpu="MI355X", nodes=2, gpus_per_node=8, nic="roce_400g", nics_per_node=8)
+_NCCL284 = RunOptions(nccl_version="2.8.4")
+_ALPS_4X4 = RunOptions(nodes=4, gpus_per_node=4, nic="slingshot_200g", nccl_version="2.23.4")
 OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     # each fact below is stated by the log's own page (tests/data/outside/README.md), not printed in the log
     # "2 nodes x 8x NVIDIA H200 ... through a single RDMA shared interface"
@@ -272,6 +274,97 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     # a patched driver (tinygrad's P2P kernel modules) turns GeForce peer-to-peer on: the pages say so
     "89_RTX4090-tinybox-6gpu-P2Ppatched-allreduce-g6-1size.txt": (RunOptions(p2p=True), None),
     "90_RTX4090-8gpu-box-4used-P2Ppatched-allreduce-g4.txt": (RunOptions(p2p=True), None),
+    # "ring allreduce on 2 H800 nodes" ("NV8"), "4 CX7 NICs, 194GB/s in total" (their kind is not stated)
+    "92_H800-2node-4gpu-4CX7-crossnic0-allreduce-nodevices.txt": (
+        RunOptions(gpu="H800", nodes=2, gpus_per_node=4, nics_per_node=4, algorithms=("ring",)),
+        "all_reduce",
+    ),
+    # "2 nodes allreduce test, 1 H100 each node, using 4 nics" (its topo -m: NV18, an SXM board)
+    "93_H100-2node-1gpu-4NIC-Tree-allreduce.txt": (
+        RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=1, nics_per_node=4),
+        None,
+    ),
+    # "2 nodes, 16 H20 GPUs, 16 cx7 NICs(IB NDR) with NCCL-2.21.5", run with NCCL_ALGO=NVLSTree, allreduce
+    "95_H20-2node-16gpu-NVLSTree-NCCL2215-oldformat-small.txt": (
+        RunOptions(
+            gpu="H20",
+            nodes=2,
+            gpus_per_node=8,
+            nic="ib_ndr",
+            nics_per_node=8,
+            algorithms=("nvls_tree",),
+            nccl_version="2.21.5",
+        ),
+        "all_reduce",
+    ),
+    # "Introduce 1-shot allreduce to MI250X": the GPU (the log's mpirun gives 16 ranks, hosts unstated)
+    "96_MI250X-16rank-rccl-allreduce-small-oldformat.txt": (RunOptions(gpu="MI250X"), None),
+    # "NCCL tests on 2x p6-b200" (8 B200 and 8 x 400 Gb/s EFAv4 each), dstack's all_reduce_perf task
+    "97_B200-AWS-p6-2node-EFA-allreduce-small.txt": (
+        RunOptions(gpu="B200", nodes=2, gpus_per_node=8, nic="efa_v4", nics_per_node=8),
+        "all_reduce",
+    ),
+    # 2 DGX Spark on "a single QSFP cable" at "full 200 Gbps" by NCCL_IB_HCA (RDMA over the Ethernet port)
+    "98_GB10-DGXSpark-2node-QSFP200G-allreduce-small.txt": (
+        RunOptions(nic="roce_200g", nics_per_node=1),
+        None,
+    ),
+    # "3x servers ... 8x NVIDIA A100 SXM4 40G GPU, and 4x Mellanox HDR Infiniband cards"
+    "99_A100-SXM4-40GB-3node-24rank-4HDR-linearstep-allreduce.txt": (
+        RunOptions(gpu="A100 SXM4 40GB", nodes=3, gpus_per_node=8, nic="ib_hdr", nics_per_node=4),
+        None,
+    ),
+    # "2x p4d.24xlarge" (8 A100-SXM4-40GB and 4 x 100 Gb/s EFA each), dstack's all_reduce_perf task
+    "101_A100-40GB-AWS-p4d-2node-EFA-allreduce-small.txt": (
+        RunOptions(gpu="A100 SXM4 40GB", nodes=2, gpus_per_node=8, nic="efa_v2", nics_per_node=4),
+        "all_reduce",
+    ),
+    # "8nodes which node have 8v100 and using IB network which bw is 100G/s" (NIC count not stated)
+    "103_V100-8node-64gpu-IB100G-allreduce-oldformat.txt": (
+        RunOptions(gpu="V100", nodes=8, gpus_per_node=8, nic="ib_edr"),
+        "all_reduce",
+    ),
+    "104_V100-8node-64gpu-IB100G-alltoall-oldformat.txt": (
+        RunOptions(gpu="V100", nodes=8, gpus_per_node=8, nic="ib_edr"),
+        "alltoall",
+    ),
+    # "H20 intra-node": one H20 node (which collective the first table measured is not stated)
+    "105_H20-8gpu-1node-allgather-or-alltoall-small-zerosize.txt": (RunOptions(gpu="H20", nodes=1), None),
+    "106_H20-8gpu-1node-allreduce-small.txt": (RunOptions(gpu="H20", nodes=1), None),
+    # "Three nodes", "8 x H100 GPUs with NVlink in each node", "8 x ConnectX-7 dual-port NICs on each node,
+    # with 200 Gb links" (RoCE), NCCL 2.22.3
+    "107_H100-VM-3node-24gpu-RoCE200-rankprefix-degraded.txt": (
+        RunOptions(
+            gpu="H100 SXM", nodes=3, gpus_per_node=8, nic="roce_200g", nics_per_node=8, nccl_version="2.22.3"
+        ),
+        None,
+    ),
+    # the ABCI 2.0 benchmark repository's README: NCCL 2.8.4-1 (the logs do not print it)
+    "109_A100-40GB-ABCI-Anode-2node-16rank-allreduce-NCCL284.txt": (_NCCL284, None),
+    "110_A100-40GB-ABCI-Anode-16node-128rank-allreduce-NCCL284.txt": (_NCCL284, None),
+    "111_V100-SXM2-16GB-ABCI-Vnode-8node-32rank-allreduce-NCCL284.txt": (_NCCL284, None),
+    "112_A100-40GB-ABCI-Anode-4node-32rank-broadcast-NCCL284.txt": (_NCCL284, None),
+    "113_V100-SXM2-16GB-ABCI-Vnode-1node-4rank-allreduce-NCCL284.txt": (_NCCL284, None),
+    # the MPIJob on the page runs mpirun -np 1 -N 1: one rank on one host
+    "115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt": (
+        RunOptions(gpus=1, nodes=1),
+        None,
+    ),
+    # 2 x BM.GPU4.8, cluster network RoCEv2 "100 Gbps x 16", NCCL 2.25.1 (the container's)
+    "116_A100-40GB-OCI-BM.GPU4.8-2node-16rank-RoCE16x100G-10GiB-containerd.txt": (
+        RunOptions(nic="roce_100g", nics_per_node=16, nccl_version="2.25.1"),
+        None,
+    ),
+    # CSCS Alps over HPE Slingshot-11; the results path: 16 tasks on 4 nodes (n-00016-N-0004), nccl-2.23.4
+    "118_GH200-CSCS-Alps-4node-16rank-Slingshot-awsofi-allreduce-4GiB-srunlabel.txt": (_ALPS_4X4, None),
+    "119_GH200-CSCS-Alps-4node-16rank-Slingshot-FI_CXI_COMPAT0-allreduce-FAILED-wrong.txt": (_ALPS_4X4, None),
+    "120_A100-40GB-ABCI-Anode-1node-4of8-allreduce-NCCL284.txt": (_NCCL284, None),
+    # the repository's extract of a 64-node run (n-00256-N-0064) of NVIDIA GH200 120GB, as 118
+    "122_GH200-CSCS-Alps-64node-256rank-allreduce-extracted-table-nohash-header.txt": (
+        replace(_ALPS_4X4, gpu="GH200 120GB", nodes=64),
+        None,
+    ),
+    "123_V100-SXM2-16GB-ABCI-Vnode-4node-16rank-broadcast-NCCL284-declining.txt": (_NCCL284, None),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
@@ -656,6 +749,7 @@ def misses_section(entry: Entry) -> list[str]:
 
 _FLAGS = (
     ("gpu", "--gpu"),
+    ("gpus", "--gpus"),
     ("nodes", "--nodes"),
     ("gpus_per_node", "--gpus-per-node"),
     ("nic", "--nic"),
@@ -778,9 +872,11 @@ def outside_lines(logs: list[Outside]) -> list[str]:
         "",
         f"The {len(logs)} logs in `tests/data/outside` are public nccl-tests and rccl-tests runs found "
         "after the model was built; no fitted default was derived from them (two decisions used some "
-        "of them as corroboration, and 21-91 served to find and fix bugs in parsing, inference and "
-        "verdict wording: see that folder's README, which also gives each log's source, "
-        "hardware and trust). Each is validated as a user first would, without options, and then with "
+        "of them as corroboration, 112 and 123 are the evidence that led to the overlap of back-to-back "
+        "broadcast and reduce calls (nothing fitted, but their errors are not out of sample), and 21-124 "
+        "served to find and fix bugs in parsing, inference and verdict wording: see that folder's README, "
+        "which also gives each log's source, hardware and trust). Each is validated as a user first "
+        "would, without options, and then with "
         "the facts its own page states that the log does not print (`OUTSIDE_OPTIONS` in the tool); "
         "errors and verdict are those with the page's facts, with datasheet defaults.",
         "",
