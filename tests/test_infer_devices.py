@@ -159,6 +159,10 @@ def test_a_visible_list_shorter_than_the_ranks_is_not_read() -> None:
     ("value", "message"),
     [
         ("0,2,x", "--devices '0,2,x': give distinct GPU indices of a host, comma-separated (e.g. 0,2,4,6)"),
+        (
+            "²,1,2,3",
+            "--devices '²,1,2,3': give distinct GPU indices of a host, comma-separated (e.g. 0,2,4,6)",
+        ),
         ("0,2", "--devices 0,2 lists 2 distinct GPU(s) but each host runs 4 rank(s)"),
         (
             "0,2,4,9",

@@ -55,3 +55,12 @@ def test_nccl_chooses_with_the_hops() -> None:
         full = chosen.time_s + chosen.overlap_s - chosen.fill_s
         assert all(full <= c.time_s for c in prediction.candidates if c is not chosen)
         assert all(c.overlap_s == 0.0 for c in prediction.candidates if c is not chosen)
+
+
+def test_a_calibrated_latency_scale_scales_the_base_latency_kept() -> None:
+    """With latency_scale 2 a broadcast call keeps 2 x baseLat (13.2 us at ring/LL) + 8 B / algbw: the
+    overlap hides the chain's hops, not the machine's calibrated per-call latency."""
+    model = NcclModel.of(NODES, NcclParams(latency_scale=2.0))
+    chosen = model.predict(Problem(NODES, GPUS, Collective.BROADCAST, 8.0)).chosen
+    assert (chosen.algorithm, chosen.protocol) == ("ring", "LL")
+    assert chosen.time_s == pytest.approx(2 * 6.6e-6 + 8.0 / chosen.algbw_Bps, rel=1e-9)

@@ -102,3 +102,16 @@ def test_one_process_repeating_a_short_id_is_shared(alps: Path) -> None:
     alps.write_text(ALPS.replace("Pid 202961", "Pid 202960"))
     with pytest.raises(InferenceError, match="run on one GPU"):
         validate_file(alps, options=RunOptions(nic="slingshot_200g"))
+
+
+def test_a_host_wide_visible_list_does_not_settle_one_gpu_per_process(tmp_path: Path) -> None:
+    """'export CUDA_VISIBLE_DEVICES=0,1,2,3' above a log whose processes all print device 0: under that
+    list device 0 of every process would be one GPU, so the list is not the processes' own (each sees
+    only its GPU); it is not read (a warning says so) and the assumed fact keeps withholding the verdict."""
+    path = tmp_path / "alps_visible.txt"
+    path.write_text("export CUDA_VISIBLE_DEVICES=0,1,2,3\n" + ALPS)
+    report = validate_file(path, options=RunOptions(nic="slingshot_200g"))
+    fact = report.inference.facts["gpus_used"]
+    assert fact.assumed and fact.value == "one GPU per process"
+    assert any("each of its processes prints device 0" in w for w in report.inference.warnings)
+    assert fact in report.inference.assumed

@@ -132,6 +132,7 @@ def plan_devices(
     settings: RunSettings,
     option: tuple[int, ...] | None,
     warnings: list[str],
+    per_process: bool = False,
 ) -> DevicePlan:
     """Which GPUs of each host the ranks use (board indices) and how it is known.
 
@@ -145,6 +146,9 @@ def plan_devices(
         ``--devices``: the board's GPUs every host's ranks use, in local rank order.
     warnings : list of str
         Receives a visibility variable that was not read or disagrees with the run.
+    per_process : bool
+        Every process sees only its own GPU (:func:`one_gpu_per_process`): a host-wide visibility
+        list does not map the printed device 0 and is not read.
 
     Raises
     ------
@@ -162,6 +166,12 @@ def plan_devices(
         value = list(option)
         return DevicePlan((option,) * int(layout.nodes.value), given("gpus_used", value, "--devices"))
     seen = visible_devices(settings)
+    if seen is not None and per_process:
+        warnings.append(
+            f"{seen.evidence[0].describe()} lists GPUs of a host ({seen.evidence[0].value}), but each of "
+            "its processes prints device 0 (it sees only its own GPU): not read"
+        )
+        return _listed(layout.devices)
     if seen is not None and seen.problem:
         warnings.append(seen.problem)
     listed = layout.devices

@@ -211,7 +211,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     per_node = int(layout.per_node.value)
     facts["launch"] = infer_launch(log)
     cuda_graph = infer_cuda_graph(log, facts, warnings)
-    plan = plan_devices(layout, settings, options.devices, warnings)
+    plan = plan_devices(layout, settings, options.devices, warnings, per_process=isolated is not None)
     board = infer_board(spec, box_source, layout, facts, plan, options.board)
     if ranks == 1:
         one_rank_facts(spec, facts)

@@ -8,6 +8,7 @@ commands so that ``commsim --help`` stays fast.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -231,7 +232,7 @@ def _with_devices(options: RunOptions, devices: str | None) -> RunOptions:
     if devices is None:
         return options
     parts = [p.strip() for p in devices.split(",")]
-    if not all(p.isdigit() for p in parts) or len(set(parts)) != len(parts):
+    if not all(re.fullmatch(r"[0-9]+", p) for p in parts) or len(set(parts)) != len(parts):
         raise CommsimError(
             f"--devices {devices!r}: give distinct GPU indices of a host, comma-separated (e.g. 0,2,4,6)"
         )

@@ -336,7 +336,7 @@ class NcclModel:
         best = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
         fill = fill_s(best.algorithm, m, problem.nbytes, best.algbw_Bps, scale * best.latency_s, bw.version)
         hidden = overlapped_s(
-            self.table, problem.collective, best.algorithm, best.protocol, scale * best.latency_s
+            self.table, problem.collective, best.algorithm, best.protocol, scale * best.latency_s, scale
         )
         chosen = replace(best, time_s=best.time_s + fill - hidden, fill_s=fill, overlap_s=hidden)
         candidates = [chosen if c is best else c for c in candidates]
@@ -370,7 +370,7 @@ class NcclModel:
                 (fixed + scale * lat + size / rate, a, p, lat, rate)
                 for a, p, lat, rate in self._sized(base, coll, m, n, size)
             )
-            time -= overlapped_s(self.table, coll, algorithm, proto, scale * lat)
+            time -= overlapped_s(self.table, coll, algorithm, proto, scale * lat, scale)
             out.append(max(host, time + fill_s(algorithm, m, size, rate, scale * lat, bw.version)))
         return out
 

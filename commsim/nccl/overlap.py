@@ -31,7 +31,12 @@ ROOTED_CHAINS = (Collective.BROADCAST, Collective.REDUCE)
 
 
 def overlapped_s(
-    table: TuningTable, collective: Collective, algorithm: str, protocol: str, latency_s: float
+    table: TuningTable,
+    collective: Collective,
+    algorithm: str,
+    protocol: str,
+    latency_s: float,
+    scale: float = 1.0,
 ) -> float:
     """Of a chosen call's ``latency_s`` (NCCL's tables, scaled), what back-to-back calls hide (s).
 
@@ -43,13 +48,15 @@ def overlapped_s(
     algorithm, protocol : str
         The chosen candidate.
     latency_s : float
-        The candidate's latency as priced.
+        The candidate's latency as priced (NCCL's tables times ``scale``).
+    scale : float
+        The latency scale applied (``NcclParams.latency_scale``): the call keeps ``scale x baseLat``.
 
     Returns
     -------
     float
-        ``latency_s - baseLat`` for a broadcast or reduce ring call, else 0.
+        ``latency_s - scale x baseLat`` for a broadcast or reduce ring call, else 0.
     """
     if collective not in ROOTED_CHAINS or algorithm != "ring":
         return 0.0
-    return max(0.0, latency_s - table.base_latency_s["ring"][protocol])
+    return max(0.0, latency_s - scale * table.base_latency_s["ring"][protocol])
