@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import find_program
 
-__all__ = ["LAUNCHED", "ONE_PROCESS", "TestsCommand", "command_evidence", "find_command", "read_command"]
+__all__ = [
+    "LAUNCHED",
+    "MAX_RANKS",
+    "ONE_PROCESS",
+    "TestsCommand",
+    "command_evidence",
+    "find_command",
+    "read_command",
+]
 
 _PROGRAM = re.compile(
     r"(?<![\w-])(?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv"
@@ -215,8 +223,8 @@ def read_command(text: str, line: int | None) -> TestsCommand | None:
 ONE_PROCESS = "nccl-tests command line (one process)"
 """Source name of the rank evidence a bare command gives."""
 LAUNCHED = "launcher command line (processes x nThread x nGpus)"
-MAX_LAUNCHED = 65536
-"""The largest rank count a launcher's line is taken for (the busbw/algbw ratio's bound too)."""
+MAX_RANKS = 65536
+"""The largest rank count any source is taken for: a launcher's line, the busbw/algbw ratio's search."""
 """Source name of the rank evidence an MPI or Slurm launcher's process count gives."""
 
 
@@ -312,7 +320,7 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
     if processes < 1 or (unreadable and (threads is None or gpus is None)):
         return None
     threads, gpus = threads or 1, gpus or 1
-    if processes * threads * gpus > MAX_LAUNCHED:
+    if processes * threads * gpus > MAX_RANKS:
         return None  # no machine runs it; the other sources (or --gpus) say
     text = f"{processes} processes x {threads} thread(s) x {gpus} GPU(s): {command.text}"
     return Evidence.at(processes * threads * gpus, LAUNCHED, command.line, text)

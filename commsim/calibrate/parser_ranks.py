@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsRow
 from commsim.calibrate.parser_bandwidth import SLACK, Measured
-from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS
+from commsim.calibrate.parser_command import LAUNCHED, MAX_RANKS, ONE_PROCESS
 from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.parser_table import TYPE_BYTES
 from commsim.errors import ParseError
@@ -97,7 +97,9 @@ def ranks_from_counts(rows: Iterable[NcclTestsRow]) -> tuple[int, NcclTestsRow] 
     return found.pop(), first
 
 
-def ranks_from_bandwidths(collective: str, measured: Iterable[Measured], max_ranks: int = 65536) -> list[int]:
+def ranks_from_bandwidths(
+    collective: str, measured: Iterable[Measured], max_ranks: int = MAX_RANKS
+) -> list[int]:
     """Every number of ranks whose busbw/algbw factor fits all printed rows.
 
     nccl-tests prints ``busbw = algbw x 2(n-1)/n`` for all_reduce and
