@@ -37,11 +37,15 @@ def test_a_plain_hca_list_counts_the_nics() -> None:
     ("value", "count"),
     [
         ("=mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1", 4),  # exact names with ports
-        ("mlx5_0:1,mlx5_0:2", 1),  # two ports of one card
+        ("mlx5_0:1,mlx5_0:2", 2),  # two ports of one card: two NET/IB devices
+        ("=mlx5_0:1,mlx5_3:1,mlx5_3:2", 3),  # exact names, ports by (device, port)
+        ("mlx5_0,mlx5_0:1,mlx5_3:2", 2),  # mlx5_0's port 1 twice over: once
         ("ionic_0,ionic_2,ionic_4,ionic_6", 4),  # outside/68's AMD Pollara list
         (r"mlx5_2\,mlx5_3\,mlx5_0\,mlx5_1\,mlx5_6\,mlx5_7\,mlx5_4\,mlx5_5", 8),  # outside/60, shell-escaped
         ("^mlx5_1", None),  # an exclusion list says nothing of the NICs used
         ("^=mlx5_3:1", None),
+        ("=^mlx5_3", None),  # NCCL reads '^' only first: '^mlx5_3' as an exact name matches no device
+        ("mlx5_0:0", None),  # NCCL numbers ports from 1
         ("mlx5", None),  # a family prefix: every mlx5 card
         ("mlx5_", None),  # outside/04's prefix
         ("mlx5_0,2,3,4,5,7,8,9", None),  # not names
@@ -63,3 +67,41 @@ def test_the_list_is_not_read_for_another_transport() -> None:
     """With the network on sockets (NCCL_IB_DISABLE=1 or --nic tcp_100g) the HCA list is not the NICs."""
     fact = infer_nics(read_settings([OCI_116]), None, None, 8, "tcp_100g")
     assert fact.assumed
+
+
+TWO_PORTS = "NCCL_IB_HCA=mlx5_0:1,mlx5_0:2"
+NET_IB_TWO_PORTS = "host:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_0:2/IB ; OOB ib0:10.0.0.1<0>"
+
+
+def test_two_ports_of_one_hca_are_two_nics() -> None:
+    """NCCL's ncclIbInit opens one net device per active (device, port) NCCL_IB_HCA matches: with
+    ``mlx5_0:1,mlx5_0:2`` it prints ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_0:2/IB``, two devices. The
+    list alone gives the same 2, known (both ports named), as the device list does; it used to give 1."""
+    alone = infer_nics(read_settings([f"export {TWO_PORTS}"]), None, None, 8, "ib_ndr")
+    listed = infer_nics(read_settings([f"export {TWO_PORTS}", NET_IB_TWO_PORTS]), None, None, 8, "ib_ndr")
+    assert (alone.value, alone.assumed, listed.value) == (2, False, 2)
+    assert "assumed" not in alone.evidence[0].source
+
+
+def test_a_name_without_a_port_says_one_port_is_assumed() -> None:
+    """A bare name takes all the device's active ports, which a log without NCCL's device list does
+    not tell: the 16 names of OCI_116 count 16, each assumed to have one active port (mlx5 gives each
+    port its own device), and the source says so."""
+    source = infer_nics(read_settings([OCI_116]), None, None, 8, "roce_100g").evidence[0].source
+    assert "names 16 HCA(s), one active port each assumed" in source
+
+
+@pytest.mark.parametrize(
+    ("value", "prefix_noted"),
+    [
+        ("mlx5_0,mlx5_1,mlx5_4,mlx5_5", True),  # outside/93's list: mlx5_1 also takes mlx5_10-19
+        ("=mlx5_0,mlx5_1,mlx5_4,mlx5_5", False),  # '=': exact names
+        ("mlx5_1,mlx5_10,mlx5_11", False),  # mlx5_1's longer names are listed anyway
+    ],
+)
+def test_a_prefix_name_says_what_it_assumes(value: str, prefix_noted: bool) -> None:
+    """Without '=' NCCL matches each name as a prefix (``strncmp`` over the name's length), so
+    ``mlx5_1`` would also take an ``mlx5_10`` the host has: the count assumes none and says so."""
+    fact = infer_nics(read_settings([f"export NCCL_IB_HCA={value}"]), None, None, 8, "ib_ndr")
+    assumption = "NCCL reads mlx5_1 as a prefix (no '='): no mlx5_10-mlx5_19 on the host assumed"
+    assert (assumption in fact.evidence[0].source) == prefix_noted

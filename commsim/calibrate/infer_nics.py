@@ -1,7 +1,7 @@
 """The NICs per host that join a run's network, with evidence.
 
 ``--nics-per-node``, else NCCL's device list or channel lines, the EFA NICs
-of the AWS instance aws-ofi-nccl names, the HCAs ``NCCL_IB_HCA`` lists, and
+of the AWS instance aws-ofi-nccl names, the HCA ports ``NCCL_IB_HCA`` lists, and
 last the transport's usual count (assumed; see
 :mod:`~commsim.calibrate.infer_network` for the defaults).
 """
@@ -58,7 +58,7 @@ def infer_nics(
         )
     hcas = hca_list(settings) if kind is not None and kind.transport in ("ib", "roce") else None
     if hcas is not None:
-        note = "the HCAs NCCL_IB_HCA names for NCCL's IB verbs transport"
+        note = "NCCL's IB transport opens a net device per HCA port it is given"
         return Fact("nics_per_node", int(hcas.value), (hcas,), option="--nics-per-node", note=note)
     value, note = _assumed_nics(per_host_default, host_gpus, network_kind, slots)
     return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
@@ -69,25 +69,34 @@ _HCA_NAME = re.compile(r"[A-Za-z][\w.-]*_\d+|(?:ib|roce)p\d+s\d+(?:f\d+)?")
 ``bnxt_re_3``, ``mlx5_bond_0``) or the kernel's PCI-based RDMA name (``ibp12s0``, ``rocep1s0f0``);
 not a family prefix (``mlx5``), which NCCL matches against every card it begins."""
 
+_HCA_ENTRY = re.compile(r"(?P<name>[^:]+)(?::(?P<port>[1-9]\d*))?")
+"""One ``NCCL_IB_HCA`` entry: a device name, and the port after ``:`` when one is given."""
+
 
 def hca_list(settings: RunSettings) -> Evidence | None:
-    """How many devices an ``NCCL_IB_HCA`` list names, when it is a plain list of whole device names.
+    """How many NCCL net devices an ``NCCL_IB_HCA`` list names, when it is a plain list of whole device names.
 
     NCCL's env docs (NCCL_IB_HCA): a comma-separated list, a port after ``:``
     (``mlx5_0:1``); a leading ``^`` makes it an exclusion list, a ``=`` (after
     any ``^``) makes the tokens exact names, "otherwise by default NCCL would
-    treat each token as a prefix". An exclusion list (``^mlx5_2``) says nothing
-    of the NICs used, nor does a family prefix (``mlx5``: every card it begins);
-    a plain list of whole names (``mlx5_0,...,mlx5_17``) names the HCAs used, as
-    many as its distinct names (two ports of one card count once). NCCL reads a
-    name without ``=`` as a prefix, so ``mlx5_1`` also takes an ``mlx5_10`` a
-    host has and the list leaves out: commonly the list names them all.
+    treat each token as a prefix". An exclusion list (``^mlx5_2``, ``^=mlx5_3:1``)
+    says nothing of the NICs used, nor does a family prefix (``mlx5``: every card
+    it begins). NCCL's IB transport (``ncclIbInit``) opens one net device per
+    active port it matches, so ``mlx5_0:1,mlx5_0:2`` is two devices (NCCL prints
+    ``NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_0:2/IB``): the list counts its
+    distinct (device, port) entries. A name without a port takes all the
+    device's active ports, which the log does not tell: one each is assumed
+    (mlx5 and most RDMA drivers give each port a device of its own), and the
+    source says so. Without ``=`` NCCL reads a name as a prefix, so ``mlx5_1``
+    also takes an ``mlx5_10`` a host has and the list leaves out: none is
+    assumed, and the source says so where the list names an ``X_1`` without
+    its ``X_10``.
 
     Examples
     --------
     >>> from commsim.calibrate.settings import read_settings
     >>> hca_list(read_settings(["export NCCL_IB_HCA==mlx5_0:1,mlx5_3:1,mlx5_3:2"])).value
-    2
+    3
     >>> hca_list(read_settings(["export NCCL_IB_HCA=^mlx5_2"])) is None
     True
     >>> hca_list(read_settings(["export NCCL_IB_HCA=mlx5"])) is None
@@ -97,13 +106,41 @@ def hca_list(settings: RunSettings) -> Evidence | None:
     value = (setting_value(seen) or "").strip("\"'").replace("\\,", ",")  # a shell's escaped comma
     if seen is None or not value or value.startswith("^"):
         return None
-    tokens = [t.strip() for t in value.removeprefix("=").split(",")]
-    names = [t.split(":", 1)[0] for t in tokens]
-    if not names or not all(_HCA_NAME.fullmatch(n) for n in names):
+    ports = _hca_ports(value.removeprefix("="))
+    if ports is None:
         return None
-    count = len(set(names))
-    source = f"NCCL_IB_HCA ({seen.source}) names {count} HCA(s)"
+    count = sum(max(1, len(p - {None})) for p in ports.values())
+    bare = [name for name, p in ports.items() if None in p]
+    if not bare:
+        source = f"NCCL_IB_HCA ({seen.source}) names {count} HCA port(s)"
+    else:
+        each = "each" if len(bare) == len(ports) else f"of {_listed(bare)}"
+        named = f"{count} HCA(s)" if len(bare) == len(ports) else f"{count} HCA port(s)"
+        source = (
+            f"NCCL_IB_HCA ({seen.source}) names {named}, one active port {each} assumed "
+            "(NCCL takes every active port of a name without ':port')"
+        )
+    for name in [] if value.startswith("=") else list(ports):
+        if name.endswith("_1") and f"{name}0" not in ports:
+            source += f"; NCCL reads {name} as a prefix (no '='): no {name}0-{name}9 on the host assumed"
     return Evidence(count, source, seen.line, seen.text)
+
+
+def _hca_ports(listing: str) -> dict[str, set[int | None]] | None:
+    """The ports each device of an ``NCCL_IB_HCA`` list (after its ``^``/``=``) names (None: no port
+    given), or None when an entry is no whole device name."""
+    ports: dict[str, set[int | None]] = {}
+    for token in listing.split(","):
+        entry = _HCA_ENTRY.fullmatch(token.strip())
+        if entry is None or not _HCA_NAME.fullmatch(entry["name"]):
+            return None
+        ports.setdefault(entry["name"], set()).add(int(entry["port"]) if entry["port"] else None)
+    return ports
+
+
+def _listed(names: list[str]) -> str:
+    """``mlx5_0, mlx5_1`` or, for more than three, ``16: mlx5_0 ... mlx5_17`` (first and last listed)."""
+    return ", ".join(names) if len(names) <= 3 else f"{len(names)}: {names[0]} ... {names[-1]}"
 
 
 _TRANSPORT_HOST_GPUS = {"slingshot": 4, "efa": 8, "tcpxo": 8, "tcpx": 8}
