@@ -109,7 +109,8 @@ def _transport_asked(settings: RunSettings) -> Evidence | None:
 
 
 def _seen_transport(settings: RunSettings) -> tuple[tuple[Evidence, ...], bool]:
-    """Evidence of the transport (the one used first), and whether it is only what settings ask for.
+    """Evidence of the transport (the one used first), and whether the log only suggests it (what
+    settings ask for, or aws-ofi-nccl's usual provider where nothing names one).
 
     ``NCCL_IB_DISABLE=1`` and ``NCCL_NET`` come first (as they always did),
     then NCCL's INFO lines (proof); a RoCE setting refines an InfiniBand that
@@ -118,7 +119,8 @@ def _seen_transport(settings: RunSettings) -> tuple[tuple[Evidence, ...], bool]:
     """
     seen = _transport_from_env(settings) or settings.network
     if seen is not None and seen.value == "ofi":
-        return (_ofi_provider(settings, seen), seen), False
+        provider = _ofi_provider(settings, seen)
+        return (provider, seen), "aws-ofi-nccl names no provider" in provider.source
     asked = _transport_asked(settings)
     if seen is None:
         return ((), False) if asked is None else ((asked,), True)
@@ -149,7 +151,10 @@ def _ofi_provider(settings: RunSettings, seen: Evidence) -> Evidence:
         name = next(n for n, e in settings.env.items() if e is cxi)
         source = f"{name} ({cxi.describe()}) configures libfabric's cxi provider (HPE Slingshot)"
         return Evidence("slingshot", source, cxi.line, cxi.text)
-    source = f"{seen.describe()}: aws-ofi-nccl, whose usual provider is EFA (it also drives Slingshot)"
+    source = (
+        f"{seen.source}: aws-ofi-nccl names no provider: EFA, its usual one, assumed (it also drives "
+        "Slingshot, whose cxi provider a FI_PROVIDER=cxi or FI_CXI_* setting would show)"
+    )
     return Evidence("efa", source, seen.line, seen.text)
 
 
