@@ -182,3 +182,28 @@ def test_numpy_starts_one_blas_thread_unless_told(given: str | None, used: str) 
     if given is not None:
         env["OPENBLAS_NUM_THREADS"] = given
     assert end_of(env)[0] == f"BLAS {used}"
+
+
+@pytest.mark.parametrize("module", ["commsim", "commsim.cli"])
+def test_python_dash_m_runs_the_command(module: str) -> None:
+    """``python -m commsim`` is the ``commsim`` command, as ``python -m commsim.cli`` is.
+
+    Users without the console script on ``PATH`` (a ``pip install --user``, a
+    checkout on ``PYTHONPATH``) reach for the package's own name; it ran nothing
+    before ``commsim/__main__.py`` existed ("No module named commsim.__main__").
+    A bad option must exit 2 the same way through either.
+    """
+    ok = subprocess.run(
+        [sys.executable, "-m", module, "gpus"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "H100" in ok.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", module, "run", "--gpus", "many"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert "Traceback" not in bad.stderr
