@@ -13,7 +13,7 @@ import re
 
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, given
-from commsim.calibrate.settings import RunSettings, setting, setting_value
+from commsim.calibrate.settings import RunSettings, p2p_disabled, setting, setting_value, shm_disabled
 from commsim.hardware import GpuSpec
 
 __all__ = [
@@ -23,21 +23,7 @@ __all__ = [
     "infer_host_transport",
     "infer_p2p",
     "infer_version",
-    "p2p_disabled",
-    "shm_disabled",
 ]
-
-
-def p2p_disabled(settings: RunSettings) -> Evidence | None:
-    """The log's ``NCCL_P2P_DISABLE=1`` (NCCL's P2P transport off, over NVLink too), or None."""
-    disabled = setting(settings, "NCCL_P2P_DISABLE")
-    return disabled if setting_value(disabled) == "1" else None
-
-
-def shm_disabled(settings: RunSettings) -> Evidence | None:
-    """The log's ``NCCL_SHM_DISABLE=1`` (NCCL's SHM transport, through host memory, off), or None."""
-    disabled = setting(settings, "NCCL_SHM_DISABLE")
-    return disabled if setting_value(disabled) == "1" else None
 
 
 def infer_host_transport(settings: RunSettings, p2p: Fact, per_node: int) -> Fact | None:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from commsim.calibrate.evidence import Fact
 from commsim.calibrate.infer_machine import Board, build_box
-from commsim.calibrate.infer_settings import p2p_disabled
-from commsim.calibrate.settings import RunSettings
+from commsim.calibrate.settings import RunSettings, p2p_disabled
 from commsim.errors import TopologyError
 from commsim.hardware import GpuSpec
 from commsim.topology.linkkinds import LINK_KINDS

@@ -46,10 +46,12 @@ __all__ = [
     "NETWORKS",
     "RunSettings",
     "inherit_settings",
+    "p2p_disabled",
     "read_json_settings",
     "read_settings",
     "setting",
     "setting_value",
+    "shm_disabled",
     "split_mask",
 ]
 
@@ -228,6 +230,18 @@ def setting(settings: RunSettings, name: str) -> Evidence | None:
 def setting_value(evidence: Evidence | None) -> str | None:
     """The value a setting's evidence holds, as text without surrounding blanks, or None."""
     return None if evidence is None else str(evidence.value).strip()
+
+
+def p2p_disabled(settings: RunSettings) -> Evidence | None:
+    """The log's ``NCCL_P2P_DISABLE=1`` (NCCL's P2P transport off, over NVLink too), or None."""
+    disabled = setting(settings, "NCCL_P2P_DISABLE")
+    return disabled if setting_value(disabled) == "1" else None
+
+
+def shm_disabled(settings: RunSettings) -> Evidence | None:
+    """The log's ``NCCL_SHM_DISABLE=1`` (NCCL's SHM transport, through host memory, off), or None."""
+    disabled = setting(settings, "NCCL_SHM_DISABLE")
+    return disabled if setting_value(disabled) == "1" else None
 
 
 def split_mask(settings: RunSettings) -> tuple[int, Evidence] | None:

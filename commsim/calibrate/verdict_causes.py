@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from commsim.calibrate import verdict_evidence as signs
 from commsim.calibrate.evidence import Evidence
-from commsim.calibrate.infer_settings import p2p_disabled
 from commsim.calibrate.parser import NcclTestsLog, NcclTestsRow
 from commsim.calibrate.parser_checks import line_spans, wrong_rows
+from commsim.calibrate.settings import p2p_disabled
 
 if TYPE_CHECKING:
     from commsim.calibrate.validate import Validation
