@@ -23,6 +23,7 @@ __all__ = [
     "SLACK",
     "Measured",
     "Printed",
+    "algbw_agrees",
     "average_warnings",
     "bandwidth_warnings",
     "printed",
@@ -127,6 +128,12 @@ def _expected_GBps(nbytes: int, time: Printed, factor: float) -> tuple[float, fl
 def _disagrees(shown: Printed, low: float, high: float) -> bool:
     slack = SLACK * max(abs(shown.value), 1.0)
     return shown.value + shown.half_ulp + slack < low or shown.value - shown.half_ulp - slack > high
+
+
+def algbw_agrees(nbytes: int, time_s: Printed, algbw: Printed) -> bool:
+    """Whether a printed algbw (GB/s) is ``nbytes`` over the printed time (s), within print rounding."""
+    low, high = _expected_GBps(nbytes, time_s, 1.0)
+    return not _disagrees(algbw, low, high)
 
 
 def _check(m: Measured, column: str, shown: Printed, factor: float, why: str) -> str | None:

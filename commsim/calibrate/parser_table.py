@@ -28,6 +28,7 @@ __all__ = [
     "boundary",
     "fits",
     "looks_like_row",
+    "names_printed",
     "read_cut_row",
     "read_layout",
     "read_row",
@@ -201,12 +202,16 @@ def with_empty_columns(tokens: list[str], layout: Layout) -> Layout | None:
         if not all(layout.has("", name) for name in names):
             continue
         columns = [c for c in layout.columns if not (c.slot == "" and c.name in names)]
-        if sum(c.width for c in columns) == len(tokens) and fits(tokens, columns) and _named(tokens, columns):
+        if (
+            sum(c.width for c in columns) == len(tokens)
+            and fits(tokens, columns)
+            and names_printed(tokens, columns)
+        ):
             return Layout(layout.line, columns, layout.time_per_s)
     return None
 
 
-def _named(tokens: list[str], columns: list[Column]) -> bool:
+def names_printed(tokens: list[str], columns: list[Column]) -> bool:
     """Whether the row's type and reduction are names nccl-tests prints (a shifted field is not)."""
     position = 0
     for column in columns:

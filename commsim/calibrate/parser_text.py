@@ -10,7 +10,10 @@ NCCL's INFO lines and OpenMPI's help-aggregation notes after the table's
 last row (``comm 0x... - Destroy COMPLETE`` as the communicators are
 destroyed), which end the run. The units line (``(B) (elements) ...``) is
 nccl-tests' own with or without its ``#`` (extracts of the table drop it).
-A row that does not match its column header is a
+Result rows before any column header (an excerpt that starts inside the
+table) are read in the standard layout their fields identify
+(:mod:`~commsim.calibrate.parser_headerless`), with a warning. A row that
+does not match its column header is a
 :class:`~commsim.errors.ParseError`, except in three cases, each with a
 warning:
 
@@ -33,10 +36,11 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from commsim.calibrate.parser import Device
-from commsim.calibrate.parser_bandwidth import printed
+from commsim.calibrate.parser import Device, NcclTestsRow
+from commsim.calibrate.parser_bandwidth import Measured, printed
 from commsim.calibrate.parser_checks import line_spans
 from commsim.calibrate.parser_common import ColumnHeader, RunData
+from commsim.calibrate.parser_headerless import headerless_layout
 from commsim.calibrate.parser_table import (
     INTEGER,
     Layout,
@@ -118,6 +122,8 @@ class TextReader:
         self.orphans: list[int] = []  # result rows after a table's end, before another header
         self.pending: _Pending | None = None
         self.last_row: int | None = None  # line of the current table's last row
+        self.headerless: list[tuple[int, list[str]]] = []  # rows before any column header, read at its end
+        self.units_per_s: float | None = None  # from a units line before any column header
         self.handlers: list[tuple[re.Pattern[str], Callable[[int, re.Match[str]], None]]] = [
             (_DEVICE, self._device),
             (RUN_HEADER, self._run_header),
@@ -234,6 +240,8 @@ class TextReader:
             self.pending = None
 
     def _end_table(self) -> None:
+        if self.headerless:
+            self._read_headerless()
         self._drop_start()
         if self.pending is None:  # no row is cut short at the end: what follows the last row may be teardown
             self.skipped = [(n, t) for n, t in self.skipped if not self._teardown(n, t)]
@@ -307,10 +315,11 @@ class TextReader:
 
     def _units(self, number: int, match: re.Match[str]) -> None:
         units = match.string.split()
-        if self.layout is not None and "(ms)" in units:
-            self.layout.time_per_s = 1e3
-        elif self.layout is not None and "(us)" in units:
-            self.layout.time_per_s = 1e6
+        per_s = 1e3 if "(ms)" in units else 1e6 if "(us)" in units else None
+        if self.layout is not None and per_s is not None:
+            self.layout.time_per_s = per_s
+        elif self.layout is None:
+            self.units_per_s = per_s
 
     def _avg_busbw(self, number: int, match: re.Match[str]) -> None:
         self._end_table()
@@ -328,11 +337,7 @@ class TextReader:
     def _row(self, number: int, tokens: list[str]) -> None:
         if self.layout is None:
             if len(tokens) >= 8 and tokens[0].isdigit() and tokens[1].isdigit():
-                raise self._fail(
-                    "this looks like a result row but no column header "
-                    "('#  size  count  type ...') precedes it",
-                    number,
-                )
+                self.headerless.append((number, tokens))
             return
         if not self.in_table:
             self.orphans.append(number)
@@ -359,6 +364,39 @@ class TextReader:
         self.data.rows.append(row)
         self.last_row = number
         self.data.measured.extend(measured)
+
+    def _read_headerless(self) -> None:
+        """Rows before any column header (an excerpt that starts inside the table), in a standard layout."""
+        rows, self.headerless = self.headerless, []
+        layout, how = headerless_layout(rows, self.units_per_s, self._fail)
+        self.layout = layout
+        for number, tokens in rows:
+            read = self._headerless_row(number, tokens, layout, last=number == rows[-1][0])
+            if read is not None:
+                self.data.rows.append(read[0])
+                self.data.measured.extend(read[1])
+        self.last_row = rows[-1][0]
+        labels = " ".join(column.label for column in layout.columns)
+        self.data.warnings.append(
+            f"{line_spans([n for n, _ in rows])}: result rows without a column header (the text starts "
+            f"inside the table?) were read as nccl-tests' standard {layout.width}-field rows ({labels}), "
+            f"times {how}"
+        )
+
+    def _headerless_row(
+        self, number: int, tokens: list[str], layout: Layout, last: bool
+    ) -> tuple[NcclTestsRow, list[Measured]] | None:
+        """One header-less row; the last may be cut short (as under a header: see _truncated_last_row)."""
+        if len(tokens) == layout.width:
+            return read_row(number, tokens, layout, self._fail)
+        if not last:
+            raise self._fail(
+                f"result row has {len(tokens)} fields where the rows above it, without a column header, "
+                f"have {layout.width}; the row is truncated or garbled",
+                number,
+            )
+        self._truncated_last_row(_Pending((number,), tokens, strict=True, text=" ".join(tokens)))
+        return None
 
 
 def _read_run_header(text: str) -> dict[str, int | str]:

@@ -1,0 +1,116 @@
+"""Public nccl-tests logs of out-of-sample probe 9 (notes/outside9) the reader got wrong.
+
+Each test holds a real excerpt inline (the probe's file number in the docstring)
+and asserts what nccl-tests' own source says the text means.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from commsim.calibrate.parser import parse_nccl_tests
+from commsim.errors import ParseError
+
+US = 1e-6
+
+# 152: GoogleCloudPlatform/cluster-toolkit PR #3644, a comment by annuay-google (GKE A3, 16 ranks,
+# all_gather_perf): the excerpt starts inside the code block, below the column header.
+A3_ROWS = """\
+```
+     2097152         32768     float    none      -1    308.9    6.79    6.36      0    316.7    6.62    6.21      0
+     4194304         65536     float    none      -1    330.9   12.68   11.88      0    325.5   12.89   12.08      0
+     8388608        131072     float    none      -1    356.3   23.55   22.07      0    353.1   23.76   22.27      0
+  1073741824      16777216     float    none      -1   5552.6  193.38  181.29      0   5532.8  194.07  181.94      0
+  2147483648      33554432     float    none      -1    10854  197.85  185.48      0    10835  198.19  185.80      0
+"""  # noqa: E501
+
+# 167: NVIDIA/nccl issue #644 (JF-D): an alltoall table of 2021 without redop and root columns
+# (nccl-tests printed them as blanks), quoted from its 512 KiB row on, with its footer.
+OLD_ALLTOALL_ROWS = """\
+      524288         16384     float    109.3    4.80    4.20  0e+00    110.1    4.76    4.17  0e+00
+     1048576         32768     float    162.6    6.45    5.64  0e+00    165.3    6.34    5.55  0e+00
+  1073741824      33554432     float   172290    6.23    5.45  0e+00   177817    6.04    5.28  0e+00
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 2.34598
+#
+"""
+
+# outside/124 (probe 7): a 2019 gist, NCCL 2.4.7, whose nccl-tests printed times in milliseconds;
+# its rows without the 'bytes N type op ...' header above them.
+MS_ROWS = """\
+1048576 262144 float sum 2.059 0.51 0.51 N/A 3.314 0.32 0.32 N/A
+2097152 524288 float sum 3.047 0.69 0.69 N/A 6.873 0.31 0.31 N/A
+"""
+
+# 150: NVIDIA/nccl issue #527 (taruntandon88): one 1 GiB row of four runs, each prefixed by the
+# user with the number of p4dn instances, under a header 'p4dn size count ...' without '#'.
+PREFIXED_ROWS = """\
+ p4dn        size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+              (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+
+   1   1073741824     268435456     float     sum   8142.6  131.87  230.77  2e-07   8141.2  131.89  230.81  2e-07
+   2   1073741824     268435456     float     sum    35215   30.49   57.17  4e-07    35198   30.51   57.20  4e-07
+"""  # noqa: E501
+
+
+def test_rows_without_a_column_header_are_read_in_the_standard_layout() -> None:
+    """152: 13 fields (size count type redop root, two halves of time algbw busbw #wrong) are read.
+
+    Before, the log was refused ("this looks like a result row but no column header precedes it").
+    The values are the printed ones: 308.9 us at 2 MiB, count 32768, redop none, root -1; the
+    time unit is the one 2097152 B / 308.9 us = 6.79 GB/s (the printed algbw) fits.
+    """
+    log = parse_nccl_tests(A3_ROWS, n_ranks=16)
+    assert [row.nbytes for row in log.rows] == [2097152, 4194304, 8388608, 1073741824, 2147483648]
+    first = log.rows[0]
+    assert (first.count, first.dtype, first.redop, first.root) == (32768, "float", "none", -1)
+    assert first.oop_time_s == pytest.approx(308.9 * US)
+    assert first.ip_time_s == pytest.approx(316.7 * US)
+    assert (first.oop_wrong, first.ip_wrong) == (0, 0)
+    assert log.rows[-1].oop_time_s == pytest.approx(10854 * US)
+    assert any("without a column header" in w and "13-field" in w for w in log.warnings)
+    assert log.collective == "all_gather"  # busbw/algbw = 15/16 and redop none; count = size/4/16
+
+
+def test_old_rows_without_redop_or_root_read_their_error_column() -> None:
+    """167: 11 fields (size count type, then time algbw busbw error twice) are read, error 0e+00."""
+    log = parse_nccl_tests(OLD_ALLTOALL_ROWS, n_ranks=8)
+    assert len(log.rows) == 3
+    first = log.rows[0]
+    assert (first.redop, first.root, first.oop_wrong) == (None, None, None)
+    assert first.oop_max_error == 0.0
+    assert first.oop_time_s == pytest.approx(109.3 * US)
+    assert log.rows[-1].ip_time_s == pytest.approx(177817 * US)
+
+
+def test_rows_without_a_header_take_their_time_unit_from_their_algbw() -> None:
+    """124's rows: 1048576 B / 2.059 ms = 0.509 GB/s is the printed 0.51; in us it would be 509."""
+    log = parse_nccl_tests(MS_ROWS, n_ranks=2, collective="all_reduce")
+    assert log.rows[0].oop_time_s == pytest.approx(2.059e-3)
+    assert log.rows[1].ip_time_s == pytest.approx(6.873e-3)
+    assert any("in milliseconds, as their algbw" in w for w in log.warnings)
+
+
+# 163: NVIDIA/nccl-tests issue #294 (Rgee92, 2 x 8 H100, NCCL_ALGO=NVLSTree): rows only, the excerpt
+# ending inside the sixth row.
+CUT_ROWS = """\
+   134217728      33554432     float     sum      -1    631.9  212.41    0.00      0     0.51  263017.30    0.00      0
+   134217728      33554432     float     sum      -1    419.3  320.07    0.00      0     0.31  428400.03    0.00      0
+   268435456      67108864     float     sum      -1    822.4  326.41    0.00      0     0.
+"""  # noqa: E501
+
+
+def test_a_cut_last_row_without_a_header_keeps_its_out_of_place_half() -> None:
+    """163: the last row stops inside its in-place time ('0.'), after its whole out-of-place half:
+    that half is read (822.4 us), the in-place one is unknown, as under a header (b4936a7)."""
+    log = parse_nccl_tests(CUT_ROWS, n_ranks=16, collective="all_reduce")
+    assert [row.oop_time_s for row in log.rows] == pytest.approx([631.9 * US, 419.3 * US, 822.4 * US])
+    assert log.rows[2].ip_time_s is None
+    assert any("line 3: the last row of the table is truncated (10 of 13 fields)" in w for w in log.warnings)
+
+
+def test_rows_of_no_standard_layout_without_a_header_stay_an_error() -> None:
+    """150: a leading instance-count column makes the third field a number, not a type: refused."""
+    with pytest.raises(ParseError, match="not one of nccl-tests' standard rows") as info:
+        parse_nccl_tests(PREFIXED_ROWS)
+    assert info.value.line == 4
