@@ -114,3 +114,44 @@ def test_rows_of_no_standard_layout_without_a_header_stay_an_error() -> None:
     with pytest.raises(ParseError, match="not one of nccl-tests' standard rows") as info:
         parse_nccl_tests(PREFIXED_ROWS)
     assert info.value.line == 4
+
+
+# 171: NVIDIA/nccl issue #340 (AlexWang1900, 2 RTX 2080 Ti, NCCL 2.6.4): rows of one test, its
+# footer, then the command of the next test (broadcast_perf), as the excerpt shows them.
+NEXT_COMMAND = """\
+       65536          8192   float    16.57    1.98    1.98  0e+00    13.83    2.37    2.37  0e+00
+      131072         16384   float    23.07    2.84    2.84  0e+00    18.39    3.56    3.56  0e+00
+   134217728      16777216   float   3298.6   20.34   20.34  0e+00   3070.3   21.86   21.86  0e+00
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 6.6972
+
+./broadcast_perf -b 8 -e 128M -f 2 -g 2
+"""
+
+# 162: ROCm/rccl pull request #2078 (karthikarum): rows of a 16-rank all_reduce without a header,
+# then rccl-tests' footer naming the test.
+FOOTER_NAMES_TEST = """\
+  8589934592    2147483648     float     sum      -1    44734  192.02  360.04      0    44670  192.30  360.56      0
+ 17179869184    4294967296     float     sum      -1    89235  192.52  360.98      0    89189  192.62  361.17      0
+# Errors with asterisks indicate errors that have exceeded the maximum threshold.
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 142.652
+#
+# Collective test concluded: all_reduce_perf
+"""  # noqa: E501
+
+
+def test_a_command_after_a_headerless_table_is_not_its_binary() -> None:
+    """171: './broadcast_perf' after the footer starts the next test; before, these rows were
+    called broadcast ('nccl-tests binary named in the log'). Their count column (size / 8) and
+    busbw = algbw leave several collectives, so without a binary the collective stays open."""
+    log = parse_nccl_tests(NEXT_COMMAND)
+    assert log.collective is None
+    assert [e.source for e in log.collective_evidence] == ["result table (ambiguous)"]
+
+
+def test_the_footer_after_a_headerless_table_names_its_binary() -> None:
+    """162: '# Collective test concluded: all_reduce_perf' after the rows is this test's name."""
+    log = parse_nccl_tests(FOOTER_NAMES_TEST, n_ranks=16)
+    assert log.collective == "all_reduce"
+    assert "nccl-tests binary named in the log" in [e.source for e in log.collective_evidence]

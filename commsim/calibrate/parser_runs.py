@@ -90,13 +90,27 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
 
 
 def _nearest_program(lines: list[str], start: int, end: int) -> str | None:
-    """The ``*_perf`` name nearest before the run's table, else the first in or after it."""
-    table = next((i for i in range(start, end) if is_column_header(lines[i].strip())), end)
+    """The ``*_perf`` name nearest before the run's table, else the first in a ``#`` line after it.
+
+    The table starts at its column header, or at its first result row when the text has none
+    (an excerpt quoted from inside the table). After it only nccl-tests' own ``#`` lines (the
+    footer's ``# Collective test concluded: all_reduce_perf``) name this test: a command there
+    (``./broadcast_perf -b 8 ...``) starts the next one.
+    """
+    table = next((i for i in range(start, end) if _table_start(lines[i].strip())), end)
     for index in range(table - 1, -1, -1):
         program = find_program(lines[index])
         if program:
             return program
-    return next(filter(None, map(find_program, lines[table:end])), None)
+    after = (line for line in lines[table:end] if line.lstrip().startswith("#"))
+    return next(filter(None, map(find_program, after)), None)
+
+
+def _table_start(text: str) -> bool:
+    """Whether a line is a column header or a result row (not a '#' line, not NCCL's own log)."""
+    if is_column_header(text):
+        return True
+    return not text.startswith("#") and not NCCL_LOG.match(text) and looks_like_row(text.split())
 
 
 def _inherit(data: RunData, previous: RunData, earlier: list[str]) -> None:
