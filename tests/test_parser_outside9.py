@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from commsim.calibrate.parser import parse_nccl_tests
+from commsim.calibrate.parser_command import ONE_PROCESS
 from commsim.errors import ParseError
 
 US = 1e-6
@@ -155,3 +156,39 @@ def test_the_footer_after_a_headerless_table_names_its_binary() -> None:
     log = parse_nccl_tests(FOOTER_NAMES_TEST, n_ranks=16)
     assert log.collective == "all_reduce"
     assert "nccl-tests binary named in the log" in [e.source for e in log.collective_evidence]
+
+
+# 170: NVIDIA/nccl-tests issue #194 (chinthysl, 2 H100 PCIe joined by NVLink): the command as the
+# issue shows it (Markdown inline code), the INFO lines the page abridged to '[1] NCCL INFO ...'
+# (NCCL's 'host:pid:tid [dev]' without its host:pid:tid), the header and two rows.
+BRIDGED_H100 = """\
+`./nccl-tests/build/all_reduce_perf -b 1G -e 8G -f 2 -g 2`
+
+H100 PCIe
+
+```
+...
+[1] NCCL INFO Channel 00/0 : 1[21000] -> 0[1000] via P2P/direct pointer
+...
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+  1073741824     268435456     float     sum      -1   9306.7  115.37  115.37      0   9291.5  115.56  115.56      0
+  2147483648     536870912     float     sum      -1    18535  115.86  115.86      0    18524  115.93  115.93      0
+"""  # noqa: E501
+
+
+def _one_process(text: str) -> list[int]:
+    return [e.value for e in parse_nccl_tests(text).rank_evidence if e.source == ONE_PROCESS]
+
+
+def test_a_command_in_markdown_backticks_is_read() -> None:
+    """170: '`... -g 2`': the closing backtick is the page's; -g 2 of a bare command is 2 ranks on
+    one host. Before, '-g' read '2`' (not a number), so the hosts stayed unknown and the log was
+    refused ("cannot tell how many GPUs each host runs")."""
+    without_info = BRIDGED_H100.replace("[1] NCCL INFO", "host:123:456 [1] NCCL INFO")
+    assert _one_process(without_info) == [2]
+    assert (
+        parse_nccl_tests(without_info).command == "./nccl-tests/build/all_reduce_perf -b 1G -e 8G -f 2 -g 2"
+    )
+

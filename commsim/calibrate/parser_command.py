@@ -328,6 +328,9 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
 
 _PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$\s+)?")
 _NOT_COMMAND = re.compile(r"^#\s*(?:Collective test|Rank\b)")
+_INLINE_CODE = re.compile(r"^`+([^`]+)`+$")
+"""A command quoted as Markdown inline code in issue text (a backtick at each end of the line): the
+backticks are the page's, not the shell's, and the last one would stick to the last option's value."""
 
 
 def find_command(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
@@ -340,6 +343,8 @@ def find_command(lines: list[str], first_line: int) -> tuple[str | None, int | N
             pending += text[:-1].strip() + " "
             continue
         full, pending = (pending + text).strip(), ""
+        code = _INLINE_CODE.match(full)
+        full = code.group(1).strip() if code else full
         if find_program(full) and not _NOT_COMMAND.match(full) and "NCCL INFO" not in full:
             return _PROMPT.sub("", full, count=1), start
     return None, None
