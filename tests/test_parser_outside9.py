@@ -10,6 +10,7 @@ import pytest
 
 from commsim.calibrate.parser import parse_nccl_tests
 from commsim.calibrate.parser_command import ONE_PROCESS
+from commsim.calibrate.parser_lines import clean_text
 from commsim.errors import ParseError
 
 US = 1e-6
@@ -192,3 +193,12 @@ def test_a_command_in_markdown_backticks_is_read() -> None:
         parse_nccl_tests(without_info).command == "./nccl-tests/build/all_reduce_perf -b 1G -e 8G -f 2 -g 2"
     )
 
+
+def test_nccl_device_tag_without_its_host_is_no_launcher_prefix() -> None:
+    """170: '[1] NCCL INFO Channel ...' is NCCL's device tag (its 'host:pid:tid' cut by the page),
+    not mpiexec -prepend-rank's '[1] '; taken for a launcher, it hid the bare command's 2 ranks."""
+    assert clean_text(BRIDGED_H100).prefix_ranks == {}
+    assert _one_process(BRIDGED_H100) == [2]
+    assert clean_text("[3] #  Rank  0 Group  0 Pid 1 on h device  0 [0x1b] NVIDIA H100").prefix_ranks == {
+        1: 3
+    }

@@ -3,7 +3,10 @@
 
 Launchers put a prefix before each line (``mpirun --tag-output``'s
 ``[1,15]<stdout>:``, ``srun --label``'s ``15:``, ``mpiexec -prepend-rank``'s
-``[15]``, a time stamp): it is removed and the rank it names kept.
+``[15]``, a time stamp): it is removed and the rank it names kept. NCCL's
+debug lines start ``host:pid:tid [dev] NCCL INFO``; quoted without their
+``host:pid:tid`` (``[1] NCCL INFO Channel 00/0 ...``) the bracket is the CUDA
+device, not a launcher's rank.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ _COMMENTARY = re.compile(r"^\s*##(?:\s|$)")
 
 _PREFIXES = (
     re.compile(r"^\s*\[\d+,(?P<rank>\d+)\]<(?:stdout|stderr)>:"),  # mpirun --tag-output
-    re.compile(r"^\s*\[(?P<rank>\d+)\](?:[ \t]|$)"),  # mpiexec -prepend-rank (MPICH, Intel MPI)
+    # mpiexec -prepend-rank (MPICH, Intel MPI); not NCCL's own '[dev] NCCL INFO' tag, its host:pid:tid cut
+    re.compile(r"^\s*\[(?P<rank>\d+)\](?![ \t]+NCCL[ \t])(?:[ \t]|$)"),
     re.compile(r"^\s*(?P<rank>\d+):(?:[ \t]|$)"),  # srun --label
     re.compile(r"^\s*rank\s*(?P<rank>\d+)\s*:[ \t]?", re.IGNORECASE),
     re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"),
