@@ -55,6 +55,10 @@ class Row:
     predicted_busbw_Bps: float
     algorithm: str
     protocol: str
+    alternatives: tuple[tuple[str, str, float], ...] = ()
+    """The other candidates NCCL could have run at this size: ``(algorithm, protocol, time_s)``, each
+    time the call's (the host's issue time if longer) without the pipeline fill and back-to-back
+    overlap the chosen one is priced with (NCCL chooses without them)."""
 
     @property
     def error(self) -> float:
@@ -280,6 +284,11 @@ def validate_log(
                 row.nbytes / time_s * factor,
                 guess.algorithm,
                 guess.protocol,
+                tuple(
+                    (c.algorithm, c.protocol, max(c.time_s, prediction.host_s))
+                    for c in prediction.candidates
+                    if (c.algorithm, c.protocol) != (guess.algorithm, guess.protocol)
+                ),
             )
         )
     if not rows:

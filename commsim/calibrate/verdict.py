@@ -106,6 +106,7 @@ from commsim.calibrate.verdict_causes import (
 from commsim.calibrate.verdict_causes import (
     doubts as find_doubts,
 )
+from commsim.calibrate.verdict_choice import other_choice
 from commsim.calibrate.verdict_latency import latency_miss
 from commsim.errors import CommsimError
 from commsim.units import format_size
@@ -253,7 +254,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         )
         if latency:
             text_ = _latency_text(validation, f"latency {ratio:.1f}x lower than modelled", where, "too high")
-        return Verdict("above", ratio, (), (), notes, text_ + aside + miss)
+        return Verdict("above", ratio, (), (), notes, text_ + _choice_text(validation) + aside + miss)
     if ratio >= BELOW:
         small = None if latency else latency_miss(validation)
         head = f"as expected {where}; {small}" if small else "as expected for this machine"
@@ -267,8 +268,14 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     head = f"{1 / ratio:.1f}x below what this machine should reach {where}"
     if latency:
         head = _latency_text(validation, f"latency {1 / ratio:.1f}x higher than modelled", where, "too low")
-    text_ = _below_text(head, causes, lines, has_matrix, p2p_off)
+    text_ = _below_text(head, causes, lines, has_matrix, p2p_off) + _choice_text(validation)
     return Verdict("below", ratio, causes, (), notes, text_ + fallen + miss)
+
+
+def _choice_text(validation: Validation) -> str:
+    """``"; possibly NCCL's choice: ..."`` when another candidate fits (:func:`other_choice`), else ``""``."""
+    choice = other_choice(validation)
+    return f"; possibly NCCL's choice: {choice}" if choice else ""
 
 
 def _latency_only(validation: Validation) -> bool:
