@@ -151,17 +151,24 @@ def nvlink_mesh_box(
     """A 4-GPU NVLink board without NVSwitch: every pair of GPUs joined directly.
 
     Wiring: each GPU's ``links`` links are split evenly over its ``gpus - 1``
-    peers, so every pair is a bundle of ``links / (gpus - 1)`` ``fabric``
+    peers, so every pair is a bundle of ``links // (gpus - 1)`` ``fabric``
     links: HGX A100 4-GPU, 12 NVLink 3 links = 4 per pair (100 GB/s per
     direction per pair); HGX H100 4-GPU, 18 NVLink 4 links = 6 per pair
-    (150 GB/s per direction per pair). Host side as :func:`nvswitch_box`.
+    (150 GB/s per direction per pair). On an even number of GPUs with one
+    link per peer and a spare (``links == gpus``), the spares double the
+    pairs ``(i, gpus - 1 - i)``: the 4-GPU P100 SXM2 board (4 NVLink 1
+    links: one to each peer, the fourth to one of them;
+    Dell PowerEdge C4130 configuration K: two links between GPU0 and GPU3,
+    one between GPU0 and GPU1 and between GPU0 and GPU2). Host side as
+    :func:`nvswitch_box`.
 
     Parameters
     ----------
     gpus : int
         GPUs, at least 2 (boards ship with 4).
     links : int
-        NVLink links per GPU; must divide evenly over the ``gpus - 1`` peers.
+        NVLink links per GPU: a multiple of the ``gpus - 1`` peers or, on
+        an even number of GPUs, ``gpus`` (one per peer and a spare).
     fabric, link_bandwidth, pcie, sockets, nics, nic, inter_socket, gpus_per_switch, gpu_model
         As for :func:`nvswitch_box`.
 
@@ -179,37 +186,52 @@ def nvlink_mesh_box(
     ----------
     NVIDIA HGX A100 and HGX H100 platform briefs (4-GPU boards: GPUs fully
     connected by NVLink, no NVSwitch); NVIDIA A100 and H100 white papers for
-    the links per GPU (12 and 18).
+    the links per GPU (12 and 18); Dell EMC, "Deep Learning Performance with
+    P100 and V100 GPUs" (PowerEdge C4130 configuration K, 4 P100-SXM2:
+    p2pBandwidthLatencyTest 36.4 GB/s GPU0 to GPU3, 18.3 GB/s to GPU1 and GPU2).
 
     Examples
     --------
     >>> box = nvlink_mesh_box()
     >>> box.link("gpu0", "gpu3").count, box.link("gpu0", "gpu3").bandwidth_Bps / 1e9
     (6, 150.0)
+    >>> p100 = nvlink_mesh_box(fabric="nvlink1", links=4, pcie="pcie3_x16")
+    >>> p100.link("gpu0", "gpu3").count, p100.link("gpu0", "gpu1").count
+    (2, 1)
     """
     builder = "nvlink_mesh_box"
     check_whole(gpus, 2, "gpus", builder)
     check_kind(fabric, ("nvlink",), "fabric", builder)
     check_whole(links, 1, "links", builder)
-    if links % (gpus - 1):
+    spare = 1 if links == gpus > 2 and gpus % 2 == 0 else 0
+    if (links - spare) % (gpus - 1):
         raise TopologyError(
-            f"builder {builder!r}: {links} links per GPU do not split evenly over {gpus - 1} peers; "
-            f"give links a multiple of {gpus - 1} (HGX A100 4-GPU: 12, HGX H100 4-GPU: 18)"
+            f"builder {builder!r}: {links} links per GPU do not split evenly over {gpus - 1} peers; give "
+            f"links a multiple of {gpus - 1} (HGX A100 4-GPU: 12, HGX H100 4-GPU: 18) or, on an even "
+            f"number of GPUs, one per peer and a spare ({gpus}: P100 4-GPU), or the machine's "
+            "nvidia-smi topo -m file as --topology"
         )
     bandwidth_Bps = check_bandwidth(link_bandwidth, "link_bandwidth", builder)
     host = Host(pcie, sockets, inter_socket, gpus_per_switch, nics, nic).checked(gpus, builder)
     parts = Parts()
     names = _gpus(parts, gpus, default_model(gpu_model, GPU_BY_FABRIC, fabric))
-    per_pair = links // (gpus - 1)
+    per_pair = (links - spare) // (gpus - 1)
     for a in range(gpus):
         for b in range(a + 1, gpus):
-            parts.link(names[a], names[b], fabric, per_pair, bandwidth_Bps)
+            parts.link(
+                names[a], names[b], fabric, per_pair + (spare if a + b == gpus - 1 else 0), bandwidth_Bps
+            )
     add_host(parts, names, host)
     pair_GBps = per_pair * _per_link(fabric, bandwidth_Bps) / 1e9
+    doubled = ""
+    if spare:
+        pairs = " and ".join(f"gpu{a}-gpu{gpus - 1 - a}" for a in range(gpus // 2))
+        doubled = f", {pairs} by {per_pair + 1} (each GPU's spare link)"
     return parts.topology(
         f"nvlink_mesh_box_{gpus}x{fabric}",
-        f"{gpus} GPUs, every pair joined by {per_pair} x {fabric} ({pair_GBps:g} GB/s per direction), "
-        f"no NVSwitch; {sockets} socket(s), {pcie} PCIe, {nics} {nic} NIC(s). Datasheet defaults; calibrate.",
+        f"{gpus} GPUs, every pair joined by {per_pair} x {fabric} ({pair_GBps:g} GB/s per direction)"
+        f"{doubled}, no NVSwitch; {sockets} socket(s), {pcie} PCIe, {nics} {nic} NIC(s). Datasheet "
+        "defaults; calibrate.",
     )
 
 
