@@ -152,7 +152,8 @@ def test_validate_says_what_a_transports_latency_rests_on() -> None:
     """A socket run's small sizes rest on NCCL's table and the links alone, which fits bare-metal hosts
     but not a virtualised cloud network (70-80 us more per step on the g5.2xlarge containers): validate
     says so in its warnings, with the figure; over EFA the overhead is derived from two machines'
-    logs (38 us, p3dn and p4d, NCCL 2.4.8 and 2.7.8 with their day's plugin), which it says too;
+    logs (38 us, p3dn and p4d, NCCL 2.4.8 and 2.7.8 with aws-ofi-nccl's SENDRECV protocol), which it
+    says too;
     over RoCE no overhead is known and NCCL's InfiniBand
     table stands in, which it says too; over InfiniBand, NCCL's own table applies and nothing is said;
     a calibrated overhead is the machine's own, so nothing is said either."""
@@ -169,7 +170,9 @@ def test_validate_says_what_a_transports_latency_rests_on() -> None:
     p3dn = DATA / "V100-SXM2-p3dn_all_reduce_16gpu_2node-EFA100_1.txt"
     (efa,) = validate_file(p3dn, options=RunOptions(nic="efa_v1", nics_per_node=1)).notes()
     derived = "efa transport's overhead per network step (38 us) is derived from the logs of 2 development"
-    assert derived in efa and "NCCL 2.4.8 and 2.7.8" in efa and "a newer plugin may cost less" in efa
+    assert (
+        derived in efa and "NCCL 2.4.8 and 2.7.8" in efa and "SENDRECV protocol, the only one before" in efa
+    )
     roce = validate_file(p3dn, options=RunOptions(nic="roce_100g", nics_per_node=1))
     assert roce.notes() == [
         "no overhead per network step is known for the roce transport: the model prices its network "

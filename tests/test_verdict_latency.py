@@ -50,16 +50,21 @@ def _verdict(text: str, options: RunOptions) -> str:
 
 def test_a_faster_latency_only_run_blames_the_models_latency_and_names_the_efa_note() -> None:
     """Every compared size (the three largest: 64-256 B) is below 64 KiB, so the verdict speaks of
-    latency and names the EFA per-step figure's origin as the likely cause."""
-    verdict = _verdict(B200_EFA_97, P6_OPTIONS)
-    assert verdict.startswith("latency ")
+    latency and names the EFA per-step figure's origin as the likely cause. Log 97 shows no
+    aws-ofi-nccl protocol: priced with p6's default (RDMA, assumed), its latency-only verdict is
+    withheld; with the plugin's SENDRECV protocol forced (``OFI_NCCL_PROTOCOL=SENDRECV``, as a user
+    could) the model prices it with the SENDRECV figure, and the run is 2.5x faster than that."""
+    assumed = _verdict(B200_EFA_97, P6_OPTIONS)
+    assert assumed.startswith("cannot judge: the machine is partly assumed (net_protocol)")
+    verdict = _verdict("export OFI_NCCL_PROTOCOL=SENDRECV\n" + B200_EFA_97, P6_OPTIONS)
+    assert verdict.startswith("latency 2.5x lower than modelled")
     assert (
         "x lower than modelled at its largest sizes (up to 256 B), where every size compared is below "
         "64 KiB: the time there is the per-call floor and per-step overheads, not bandwidth, and the "
         "model's are too high for this machine; the likely cause: the efa transport's overhead per "
         "network step ("
     ) in verdict
-    assert "(runs of NCCL 2.4.8 and 2.7.8 with the aws-ofi-nccl plugin of their day" in verdict
+    assert "(runs of NCCL 2.4.8 and 2.7.8 with aws-ofi-nccl's SENDRECV protocol" in verdict
     assert "figures for this machine are too low" not in verdict
 
 

@@ -76,10 +76,12 @@ EXPLANATIONS: dict[tuple[str | None, str], str] = {
     ),
     ("efa", "latency"): (
         "AWS EFA network latency: EFA is reached through the libfabric plugin (NET/OFI) and its SRD "
-        "protocol, and a small message costs far more than on InfiniBand. The model adds one EFA "
-        "overhead per network step (38 us, the median of the two EFA machines' sizes up to 1 KiB: 32 us "
-        "on p3dn, EFA v1 with NCCL 2.4, and 43 us on p4d, EFA v2 with NCCL 2.7); the p4d log pays far "
-        "more than that from about 1 KiB on, which one figure per transport cannot follow."
+        "protocol, and with the plugin's SENDRECV protocol (the only one before aws-ofi-nccl 1.7, still "
+        "the default on p3dn and p4d) a small message costs far more than on InfiniBand. The model adds "
+        "one EFA overhead per network step (38 us, the median of the two EFA machines' sizes up to 1 KiB: "
+        "32 us on p3dn, EFA v1 with NCCL 2.4, and 43 us on p4d, EFA v2 with NCCL 2.7; 1.6 us with the "
+        "RDMA protocol of p5 and p6, from public logs); the p4d log pays far more than that from about "
+        "1 KiB on, which one figure per protocol cannot follow."
     ),
     ("efa", "middle"): (
         "AWS EFA: up to a few MiB, each of the ring's network steps still waits for EFA's latency, which "

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from commsim.nccl.params import DEFAULT_EFFICIENCY, DEFAULT_TRANSPORT_LATENCY_s, NcclParams
+from commsim.nccl.params import DEFAULT_EFFICIENCY, DEFAULT_TRANSPORT_LATENCY_s, NcclParams, transport_key
 from commsim.topology.linkkinds import LINK_KINDS
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FITTED",
     "HOST_ISSUE_MAX_BYTES",
+    "OUTSIDE_TRANSPORT_OVERHEAD_LOGS",
     "TRANSPORT_OVERHEAD_ERA",
     "TRANSPORT_OVERHEAD_LOGS",
     "Fitted",
@@ -60,9 +61,22 @@ TRANSPORT_OVERHEAD_LOGS: dict[str, tuple[str, ...]] = {
 }
 """The development logs each transport's default step overhead is derived from (one machine each)."""
 
+OUTSIDE_TRANSPORT_OVERHEAD_LOGS: dict[str, tuple[str, ...]] = {
+    "efa_rdma": (
+        "51_H100-p5-EKS-2node-16gpu-EFA-tagoutput-nodevices.txt",
+        "74_H100-p5-2node-allreduce-16GiB-EFA-nodevices.txt",
+        "97_B200-AWS-p6-2node-EFA-allreduce-small.txt",
+        "114_H100-AWS-p5-EKS-2node-16rank-allreduce-16GiB-tagoutput-midrow-INFO.txt",
+    ),
+}
+"""The public logs (``tests/data/outside``, one machine each) a transport's default overhead is derived
+from where no development log measures it: aws-ofi-nccl's RDMA protocol over EFA (p5 and p6)."""
+
 TRANSPORT_OVERHEAD_ERA: dict[str, str] = {
-    "efa": "runs of NCCL 2.4.8 and 2.7.8 with the aws-ofi-nccl plugin of their day; a newer plugin may "
-    "cost less per step",
+    "efa": "runs of NCCL 2.4.8 and 2.7.8 with aws-ofi-nccl's SENDRECV protocol, the only one before its "
+    "v1.7.0 and still the default on p3dn, p4d and p4de",
+    "efa_rdma": "aws-ofi-nccl's RDMA protocol (v1.7.0 on), the default on p5 and p6; the logs' step "
+    "overheads spread from -5 to +6 us",
 }
 """What the runs behind a transport's default overhead were, where it matters for a newer run."""
 
@@ -130,8 +144,14 @@ def host_issue_per_gpu_s(machines: Iterable[Sequence[Validation]]) -> float | No
 
 
 def _uses(validation: Validation, transport: str) -> bool:
-    """Whether the log's machine reaches other boxes over ``transport``'s links."""
-    return any(LINK_KINDS[link.kind].transport == transport for link in validation.inference.topology.links)
+    """Whether the log's machine reaches other boxes over ``transport``'s links (``"efa_rdma"``: EFA
+    with aws-ofi-nccl's RDMA protocol; ``"efa"``: with its SENDRECV one)."""
+    protocol = validation.inference.net_protocol
+    return any(
+        transport_key(kind, protocol) == transport
+        for link in validation.inference.topology.links
+        if (kind := LINK_KINDS[link.kind].transport) is not None
+    )
 
 
 def _log_overheads(validation: Validation, transport: str) -> list[float]:
@@ -198,7 +218,7 @@ def without_machine(
     launch = host_issue_per_gpu_s(other_machines)
     if launch is not None:
         data["launch_s"] = launch
-    for transport in DEFAULT_TRANSPORT_LATENCY_s:
+    for transport in TRANSPORT_OVERHEAD_LOGS:  # those derived from outside logs stay: no machine here
         overhead = transport_overhead_s(other_machines, transport)
         data["transport_latency_s"][transport] = 0.0 if overhead is None else overhead
     for name, fitted in FITTED.items():
@@ -213,24 +233,34 @@ def without_machine(
     return NcclParams.model_validate(data)
 
 
-def transport_note(transport: str | None, params: NcclParams) -> str | None:
+def transport_note(transport: str | None, params: NcclParams, protocol: str | None = None) -> str | None:
     """What the model's latency of a network ``transport`` rests on, when it is not NCCL's own table.
 
     None for InfiniBand (NCCL's ``hwLat`` NET row is made for it), for no network, and for a
     transport whose overhead ``params`` sets (a calibration). Otherwise a sentence for the user:
-    the development logs a default overhead is derived from, or that there is none and NCCL's table stands in.
+    the logs a default overhead is derived from (development logs, or public ones for aws-ofi-nccl's
+    RDMA protocol, ``protocol`` ``"rdma"``), or that there is none and NCCL's table stands in.
     """
-    if transport in (None, "ib") or transport in params.transport_latency_s:
+    if transport in (None, "ib"):
+        return None
+    key = transport_key(transport, protocol, params.transport_latency_s)
+    if key in params.transport_latency_s:
         return None
     calibrate = "'commsim calibrate' on this machine's logs fits a latency scale for it"
     remedy = f"sizes below 64 KiB rest on it; {calibrate}"
-    if transport in DEFAULT_TRANSPORT_LATENCY_s:
-        logs = TRANSPORT_OVERHEAD_LOGS[transport]
-        overhead = DEFAULT_TRANSPORT_LATENCY_s[transport] * 1e6
+    if key in DEFAULT_TRANSPORT_LATENCY_s:
+        outside = key in OUTSIDE_TRANSPORT_OVERHEAD_LOGS
+        logs = (OUTSIDE_TRANSPORT_OVERHEAD_LOGS if outside else TRANSPORT_OVERHEAD_LOGS)[key]
+        overhead = f"{DEFAULT_TRANSPORT_LATENCY_s[key] * 1e6:.2g}"
         where = "one development log" if len(logs) == 1 else f"the logs of {len(logs)} development machines"
-        era = f" ({TRANSPORT_OVERHEAD_ERA[transport]})" if transport in TRANSPORT_OVERHEAD_ERA else ""
+        if outside:
+            where = f"the public logs of {len(logs)} machines (tests/data/outside)"
+        era = f" ({TRANSPORT_OVERHEAD_ERA[key]})" if key in TRANSPORT_OVERHEAD_ERA else ""
+        name = f"{transport} transport's" + (
+            f" ({protocol.upper()} protocol)" if protocol and key != transport else ""
+        )
         return (
-            f"the {transport} transport's overhead per network step ({overhead:.0f} us) is derived from "
+            f"the {name} overhead per network step ({overhead} us) is derived from "
             f"{where} ({', '.join(logs)}){era}, not from this run: {remedy}"
         )
     if transport == "socket":

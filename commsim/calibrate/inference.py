@@ -40,6 +40,7 @@ from commsim.calibrate.infer_layout import InferenceError, Layout, infer_layout,
 from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board
 from commsim.calibrate.infer_network import infer_network
 from commsim.calibrate.infer_nics import infer_nics
+from commsim.calibrate.infer_ofi import efa_protocol
 from commsim.calibrate.infer_settings import forced_choices, infer_host_transport, infer_p2p, infer_version
 from commsim.calibrate.infer_topology import (
     has_fabric,
@@ -114,6 +115,10 @@ _VERDICT_FACTS = frozenset(
     | {"gpus_used"}
 )
 """Facts that, when only assumed, make a verdict on the hardware meaningless."""
+_LATENCY_FACTS = frozenset({"net_protocol"})
+"""Facts that set the model's latency only (aws-ofi-nccl's protocol: EFA's overhead per network step):
+when only assumed, they make a verdict drawn from latency-bound sizes alone meaningless, not one drawn
+from bandwidth-bound sizes."""
 _HOST_ONLY_FACTS = frozenset({"p2p", "board"})
 """Facts about the GPUs of one host together: with one rank per host no traffic crosses them (the
 network part of a one-GPU host, its NIC, is a fact of its own)."""
@@ -161,6 +166,12 @@ class RunInference:
         return [fact.describe() for fact in self.facts.values()]
 
     @property
+    def net_protocol(self) -> str | None:
+        """aws-ofi-nccl's protocol over EFA (``"sendrecv"`` or ``"rdma"``), None for other networks."""
+        fact = self.facts.get("net_protocol")
+        return None if fact is None else str(fact.value)
+
+    @property
     def assumed(self) -> list[Fact]:
         """The facts that matter for a verdict on the hardware and are only assumed.
 
@@ -174,6 +185,12 @@ class RunInference:
             for f in self.facts.values()
             if f.assumed and f.name in _VERDICT_FACTS and not (alone and f.name in _HOST_ONLY_FACTS)
         ]
+
+    @property
+    def assumed_in_latency(self) -> list[Fact]:
+        """The facts that matter besides :attr:`assumed` for a verdict drawn from latency-bound sizes
+        alone, and are only assumed."""
+        return [f for f in self.facts.values() if f.assumed and f.name in _LATENCY_FACTS]
 
     def to_json(self) -> dict[str, Any]:
         """The ``run`` object of ``validate --json``: every fact with its evidence."""
@@ -219,6 +236,9 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     board, boxes = _domains(log, raw, options, board, layout, ranks, facts, warnings)
     nic, nics = _network(settings, options, spec, board, per_node, facts) if boxes > 1 else (None, 0)
     facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
+    protocol = efa_protocol(nic, settings, raw, facts["nccl_version"], spec)
+    if protocol is not None:
+        facts["net_protocol"] = protocol
     choices, algorithms, protocols, unmodelled = forced_choices(
         settings, options.algorithms, options.protocols
     )

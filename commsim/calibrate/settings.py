@@ -217,7 +217,11 @@ def read_json_settings(document: Mapping[str, Any], line: int) -> RunSettings:
 
 def _settle(found: Found) -> RunSettings:
     chosen, evidence, warnings = choose(found)
-    env = {n: chosen[n] for n in sorted(chosen) if n.startswith(("NCCL_", "FI_")) or n in DEVICE_VARIABLES}
+    env = {
+        n: chosen[n]
+        for n in sorted(chosen)
+        if n.startswith(("NCCL_", "FI_", "OFI_NCCL_")) or n in DEVICE_VARIABLES
+    }
     facts = {name: chosen.get(name) for name in _FACTS}
     return RunSettings(env=env, evidence=evidence, warnings=tuple(warnings), **facts)
 

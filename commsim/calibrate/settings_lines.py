@@ -35,9 +35,10 @@ DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE
 """Variables that choose which GPUs of a host a process sees (CUDA, HIP, the ROCm runtime): read as
 settings beside the ``NCCL_*`` ones (:mod:`commsim.calibrate.infer_devices` uses them)."""
 
-LIBFABRIC_VARIABLES = r"FI_PROVIDER|FI_CXI_[A-Z0-9_]+"
+LIBFABRIC_VARIABLES = r"FI_PROVIDER|FI_CXI_[A-Z0-9_]+|OFI_NCCL_PROTOCOL"
 """Libfabric's provider choice (``FI_PROVIDER=cxi``) and its cxi provider's settings (``FI_CXI_*``,
-libfabric's fi_cxi(7)): which network aws-ofi-nccl ("AWS Libfabric") drives, read as settings."""
+libfabric's fi_cxi(7)): which network aws-ofi-nccl ("AWS Libfabric") drives, read as settings; and
+aws-ofi-nccl's own protocol choice (``OFI_NCCL_PROTOCOL=RDMA``, :mod:`commsim.calibrate.infer_ofi`)."""
 
 
 def decode_version_code(code: int) -> str:

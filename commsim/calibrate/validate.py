@@ -122,7 +122,7 @@ class Validation:
         entry = LINK_KINDS.get(str(network.value)) if network is not None else None
         gpu = inference.facts.get("gpu")
         notes = [
-            transport_note(entry.transport if entry is not None else None, self.params),
+            transport_note(entry.transport if entry else None, self.params, inference.net_protocol),
             None if inference.cuda_graph else host_note(inference.gpus_per_thread, ranks, self.params),
             one_gpu_note(str(gpu.value) if gpu is not None else None, ranks, self.params),
         ]
@@ -263,7 +263,7 @@ def validate_log(
         raise TopologyError(f"machine {topo.name!r} holds none of the run's ranks")
     factor = busbw_factor(coll, len(ranks)) if len(ranks) > 1 else 1.0
     rows = []
-    model = NcclModel(topo, params, inference.nccl_version)
+    model = NcclModel(topo, params, inference.nccl_version, net_protocol=inference.net_protocol)
     for row in log.rows:
         if row.nbytes <= 0:
             continue

@@ -237,7 +237,9 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     fallen = "".join(f"; note: {n}" for n in steps)
     if withheld:
         return Verdict("cannot_judge", ratio, (), (), notes, withheld + fallen)
-    assumed = [f for f in validation.inference.assumed if not _below_either_way(f, ratio)]
+    latency = _latency_only(validation)
+    facts = validation.inference.assumed + (validation.inference.assumed_in_latency if latency else [])
+    assumed = [f for f in facts if not _below_either_way(f, ratio)]
     if assumed:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
         text_ = (
@@ -246,7 +248,6 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         )
         return Verdict("cannot_judge", ratio, (), (), notes, text_ + fallen)
     aside = "".join(f"; note: {n}" for n in notes)
-    latency = _latency_only(validation)
     if ratio > ABOVE:
         text_ = (
             f"{ratio:.1f}x faster than the model expects {where}: the model's figures for this "
@@ -300,7 +301,8 @@ def _latency_text(validation: Validation, head: str, where: str, model: str) -> 
     )
     network = validation.inference.facts.get("network")
     entry = LINK_KINDS.get(str(network.value)) if network is not None else None
-    note = transport_note(entry.transport, validation.params) if entry is not None else None
+    protocol = validation.inference.net_protocol
+    note = transport_note(entry.transport, validation.params, protocol) if entry is not None else None
     above = model == "too high"
     if note:
         lead = "the likely cause" if above else "what the model's network latency rests on"

@@ -89,7 +89,12 @@ def _what_it_rests_on(validation: Validation) -> str:
     network = facts.get("network")
     entry = LINK_KINDS.get(str(network.value)) if network is not None else None
     multi_node = (nodes := facts.get("nodes")) is not None and int(nodes.value) > 1
-    note = transport_note(entry.transport, validation.params) if entry is not None and multi_node else None
+    protocol = inference.net_protocol
+    note = (
+        transport_note(entry.transport, validation.params, protocol)
+        if entry is not None and multi_node
+        else None
+    )
     if note:
         return f"{head}; what the model's network latency rests on: {note}"
     return f"{head}; 'commsim calibrate' on this machine's logs fits them (latency_scale, launch_s)"

@@ -30,13 +30,19 @@ def nvlink_port_Bps(topology: Topology, gpu: str) -> float:
 
 
 def net_route_latency(
-    topology: Topology, machine: NcclMachine, ranks: tuple[str, ...], params: NcclParams
+    topology: Topology,
+    machine: NcclMachine,
+    ranks: tuple[str, ...],
+    params: NcclParams,
+    protocol: str | None = None,
 ) -> float:
     """Latency of one network hop between the first two boxes: its links, plus its transport's overhead.
 
     The transport's overhead (``NcclParams.transport_latency_s``: the EFA
     provider's and TCPXO's cost per message beyond the wire) comes from the
-    kind of the route's network links.
+    kind of the route's network links and, where the transport's plugin has
+    several protocols, the run's ``protocol`` (aws-ofi-nccl's ``"rdma"`` or
+    ``"sendrecv"``; None: the transport's default figure).
     """
     if machine.nodes < 2:
         return 0.0
@@ -45,7 +51,7 @@ def net_route_latency(
     route = [topology.links[i] for i in topology.route(first, other)]
     network = [link for link in route if link.family in ("infiniband", "ethernet")]
     transports = {LINK_KINDS[link.kind].transport for link in network} - {None}
-    overhead = max((params.transport_latency(t) for t in transports if t is not None), default=0.0)
+    overhead = max((params.transport_latency(t, protocol) for t in transports if t is not None), default=0.0)
     return sum(link.latency_s for link in network) + overhead
 
 

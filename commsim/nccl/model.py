@@ -127,12 +127,17 @@ class NcclModel:
         (:mod:`commsim.nccl.rccl`). RCCL's tables choose its algorithm and
         protocol but misprice the time of measured AMD runs (``docs/architecture.md``);
         RCCL's availability rules (:func:`commsim.nccl.rccl.rules`) apply either way.
+    net_protocol : str or None
+        The network plugin's protocol where it has several (aws-ofi-nccl over EFA: ``"sendrecv"``
+        or ``"rdma"``, :mod:`commsim.calibrate.infer_ofi`); it picks the transport's per-step
+        overhead (:meth:`NcclParams.transport_latency`). None: the transport's default figure.
     """
 
     topology: Topology
     params: NcclParams
     version: str | None = None
     amd_tables: str = "nccl"
+    net_protocol: str | None = None
     _memo: _Memo = field(default_factory=dict, repr=False)
     _machines: dict[tuple[str, ...], NcclMachine] = field(default_factory=dict, repr=False)
     _kinds: list[tuple[str, str]] = field(default_factory=list, repr=False)
@@ -290,7 +295,7 @@ class NcclModel:
             first_box = tuple(r for r in ranks if topo.device(r).box == box)
             intra = self._intra(first_box, m.transport, collective)
         port = nvlink_port_Bps(topo, ranks[0]) * params.nvls_efficiency * NVLS_GENERATION.get(m.arch, 1.0)
-        net_lat = net_route_latency(topo, m, ranks, params)
+        net_lat = net_route_latency(topo, m, ranks, params, self.net_protocol)
         return m, Bandwidths(intra, net_Bps, net_lat, port, parse_version(self.version))
 
     def predict(

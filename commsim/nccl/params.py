@@ -81,7 +81,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["DEFAULT_EFFICIENCY", "DEFAULT_TRANSPORT_LATENCY_s", "NcclParams"]
+__all__ = ["DEFAULT_EFFICIENCY", "DEFAULT_TRANSPORT_LATENCY_s", "NcclParams", "transport_key"]
 
 DEFAULT_EFFICIENCY: dict[str, float] = {
     "nvlink1": 18.0 / 20.0,
@@ -102,21 +102,42 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 }
 """Fraction of nominal bandwidth NCCL reaches, per link family."""
 
-DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 37.8e-6, "tcpxo": 29.1e-6}
+DEFAULT_TRANSPORT_LATENCY_s: dict[str, float] = {"efa": 37.8e-6, "efa_rdma": 1.6e-6, "tcpxo": 29.1e-6}
 """Overhead of one network step beyond its links' latency, per NCCL network transport (seconds).
 
 NCCL's ``hwLat`` table has one NET row for every transport; AWS EFA (the
 libfabric provider's SRD protocol through aws-ofi-nccl) and GCP's
-GPUDirect-TCPXO cost far more per message than InfiniBand verbs. Each figure
-is derived from the development logs' sizes up to 1 KiB, where the time is all
-latency (``commsim.calibrate.defaults.transport_overhead_s``): per size the
-overhead per network step that makes the model's time the measured one, per
-log the median, per machine the median of its logs, and the median over
-machines. EFA, two machines: 2 x p3dn (EFA v1, NCCL 2.4.8; ring/LL, 2 network
-steps) 32.2 us, 2 x p4d (EFA v2, NCCL 2.7.8, NCCL_ALGO=ring) 43.3 us: 37.8 us,
-+-5.5 us between the two. GPUDirect-TCPXO, one machine: 2 x a3-megagpu-8g
-(NCCL's 2-node tree/LL, 2 network steps) 29.1 us; one log, so of the order of
-the spread of its small sizes (+-10 %).
+GPUDirect-TCPXO can cost far more per message than InfiniBand verbs. Each
+figure is derived from logs' sizes up to 1 KiB, where the time is all latency
+(``commsim.calibrate.defaults.transport_overhead_s``): per size the overhead
+per network step that makes the model's time the measured one, per log the
+median, per machine the median of its logs, and the median over machines.
+
+EFA's cost depends on aws-ofi-nccl's protocol (``efa`` and ``efa_rdma``;
+the run's protocol is a fact of the log, :mod:`commsim.calibrate.infer_ofi`):
+
+- SENDRECV (``efa``; libfabric send/recv, the plugin's only protocol before
+  v1.7.0-aws and still its default on p3dn, p4d and p4de), from the
+  development logs, two machines: 2 x p3dn (EFA v1, NCCL 2.4.8; ring/LL, 2
+  network steps) 32.2 us, 2 x p4d (EFA v2, NCCL 2.7.8, NCCL_ALGO=ring)
+  43.3 us: 37.8 us, +-5.5 us between the two. Public p4d/p4de runs of NCCL
+  2.8-2.20 measure 46-56 us (tests/data/outside/52, 72, 73, 101), so the
+  figure is low for them by 10-20 us per step; they are not used.
+- RDMA (``efa_rdma``; RDMA writes, added in v1.7.0-aws "with support for
+  AWS's new P5 instance", RELEASENOTES.md, and the default on p5, p5e, p5en
+  and p6 in src/platform-aws.cpp), from public logs, no development log
+  having run it: four machines, 2 x p5.48xlarge each in
+  tests/data/outside/51 (6.1 us), 74 (2.9 us) and 114 (0.2 us; aws-ofi-nccl
+  1.9.2, NCCL 2.22.3, ``Using transport protocol RDMA``) and 2 x p6-b200 in
+  97 (-5.1 us: NCCL's own table already prices that machine's steps
+  higher): 1.6 us, spread -5.1 to +6.1 us; leaving any one out gives 0.2 or
+  2.9 us. So with RDMA NCCL's own NET latency nearly suffices; 51, 74 and 97
+  print neither protocol nor plugin release and are RDMA by their instance's
+  default (assumed, as the report says).
+
+GPUDirect-TCPXO, one machine: 2 x a3-megagpu-8g (NCCL's 2-node tree/LL, 2
+network steps) 29.1 us; one log, so of the order of the spread of its small
+sizes (+-10 %).
 
 NCCL's TCP socket transport has none: its cost per message is the network's
 more than the transport's. Two runs of 2 nodes x 1 GPU over sockets measure
@@ -130,6 +151,13 @@ other by 5-10x; ``validate`` says so for socket runs. Other transports
 (InfiniBand, RoCE, Slingshot, TCPX) have none either: no development log
 measures them apart from InfiniBand, where NCCL's own table fits.
 """
+
+
+def transport_key(transport: str, protocol: str | None, given: dict[str, float] | None = None) -> str:
+    """The per-step overhead's key of a transport run with ``protocol``: ``"efa_rdma"`` where such a
+    figure is given (``given``) or a default, else the transport's own (``"efa"``)."""
+    key = f"{transport}_{protocol}" if protocol else transport
+    return key if key in (given or {}) or key in DEFAULT_TRANSPORT_LATENCY_s else transport
 
 
 class NcclParams(BaseModel):
@@ -169,9 +197,14 @@ class NcclParams(BaseModel):
                     return table[name]
         return 1.0
 
-    def transport_latency(self, transport: str) -> float:
-        """Per-step overhead of a network transport (s): given here, else its default, else 0."""
-        return self.transport_latency_s.get(transport, DEFAULT_TRANSPORT_LATENCY_s.get(transport, 0.0))
+    def transport_latency(self, transport: str, protocol: str | None = None) -> float:
+        """Per-step overhead of a network transport (s): given here, else its default, else 0.
+
+        ``protocol`` (aws-ofi-nccl's ``"rdma"``) picks the transport's figure for that protocol,
+        ``"efa_rdma"``, where one is given or a default; else the transport's own figure stands.
+        """
+        key = transport_key(transport, protocol, self.transport_latency_s)
+        return self.transport_latency_s.get(key, DEFAULT_TRANSPORT_LATENCY_s.get(key, 0.0))
 
     def kind_efficiency(self, kind: str, family: str) -> float:
         """Efficiency of a link of ``kind`` (in ``family``).
