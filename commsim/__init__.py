@@ -26,6 +26,8 @@ subpackage) and units
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
@@ -101,3 +103,20 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+class _Package(types.ModuleType):
+    """The package object: an exported function is not hidden by its submodule of the same name.
+
+    Importing ``commsim.recommend`` (the module) sets the package's attribute
+    ``recommend`` to the module, so ``commsim.recommend(...)`` raised "'module'
+    object is not callable" once anything had imported it; the function stays.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _EXPORTS.get(name) == value.__name__:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

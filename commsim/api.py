@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from commsim.algorithms import Problem, make_algorithm
 from commsim.collectives import Collective
 from commsim.engine import replay
-from commsim.errors import CommsimError, ScenarioError, ScheduleError
+from commsim.errors import CommsimError, ScenarioError, ScheduleError, check_argument
 from commsim.results import Result, link_loads
 from commsim.scenario.case import Case, CaseError, select_ranks
 from commsim.scenario.machine import build_machine, parse_overrides
@@ -94,6 +94,7 @@ def simulate(
     >>> round(r.time_s * 1e3, 6)
     15.0
     """
+    _check_simulate_arguments(params, overrides, label, verify)
     machine = build_machine(topology, overrides, gpus=gpus)
     fields: dict[str, Any] = {"collective": collective, "algorithm": algorithm, "params": dict(params or {})}
     fields |= {"nbytes": size, "ranks": ranks, "root": root, "label": label}
@@ -103,6 +104,17 @@ def simulate(
         renamed = [(("size", *loc[1:]) if loc[0] == "nbytes" else loc, m) for loc, m in exc.problems]
         raise CaseError(renamed) from None
     return simulate_case(case, verify=verify)
+
+
+def _check_simulate_arguments(params: Any, overrides: Any, label: Any, verify: Any) -> None:
+    """The arguments of :func:`simulate` no model checks, refused by name rather than deep inside."""
+    check_argument(params, (Mapping, type(None)), "params", "a mapping of parameter names to values")
+    expected = "a mapping {kind or family: {bandwidth: ..., latency: ...}}"
+    check_argument(overrides, (Mapping, type(None)), "overrides", expected)
+    for kind, figures in (overrides or {}).items():
+        check_argument(figures, Mapping, f"overrides[{kind!r}]", "a mapping such as {'bandwidth': '18 GB/s'}")
+    check_argument(label, (str, type(None)), "label", "text")
+    check_argument(verify, (bool, type(None)), "verify", "True, False or None")
 
 
 MAX_VERIFY_STATE = 150_000_000
@@ -184,6 +196,10 @@ def run_scenario(
     ScenarioError
         An error found while planning a case, at the line of its algorithm entry.
     """
+    from commsim.config import LoadedScenario
+
+    expected = "a loaded scenario (commsim.load_scenario); for a path use run_file"
+    check_argument(loaded, LoadedScenario, "loaded", expected)
     positions = loaded.entry_positions
     per_entry = max(1, len(loaded.sizes_nbytes))
     cases: list[Case] = list(loaded.cases)
@@ -244,6 +260,7 @@ def load_file(path: str | Path) -> LoadedScenario | LoadedTrainingScenario:
     from commsim.errors import ScenarioError
     from commsim.yamlio import kind_of, read_text, read_yaml
 
+    check_argument(path, (str, Path), "path", "a scenario file's path (str or Path)")
     path = Path(path)
     data, node = read_yaml(read_text(path, ScenarioError), str(path), ScenarioError)
     if not isinstance(data, dict):
@@ -287,7 +304,10 @@ def run_file(
     [60, 80, 15, 15]
     """
     from commsim import config
+    from commsim.training.config import LoadedTrainingScenario
 
+    expected = "a scenario file's path (str or Path), or what load_file returned"
+    check_argument(path, (str, Path, config.LoadedScenario, LoadedTrainingScenario), "path", expected)
     loaded = load_file(path) if isinstance(path, (str, Path)) else path
     if not isinstance(loaded, config.LoadedScenario):  # a training scenario
         from commsim.training import run_loaded_training
@@ -312,6 +332,7 @@ def explain(result: Result) -> str | None:
     """
     from commsim.algorithms import make_algorithm
 
+    check_argument(result, Result, "result", "a Result (from simulate or run_file)")
     algorithm = make_algorithm(result.algorithm, result.params)
     explain_problem = getattr(algorithm, "explain", None)
     if explain_problem is None or result.schedule is None or result.topology_obj is None:

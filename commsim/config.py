@@ -26,7 +26,7 @@ import pydantic
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from commsim.collectives import Collective
-from commsim.errors import CommsimError, ScenarioError, known_name
+from commsim.errors import CommsimError, ScenarioError, did_you_mean, known_name
 from commsim.scenario.case import MAX_CASES, Case
 from commsim.scenario.cases import file_cases
 from commsim.scenario.machine import Overrides, build_machine
@@ -81,8 +81,15 @@ class AlgorithmEntry(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class TopologyRef(_Strict):
-    """A topology given by builder, file or inline data."""
+class TopologyRef(pydantic.BaseModel):
+    """A topology given by builder, file or inline data.
+
+    A builder takes its own fields too (``{builder: cluster, box: dgx_a100,
+    nodes: 4, nic: ib_hdr}``), as in training and sweep files; they are
+    checked against the builder's signature.
+    """
+
+    model_config = pydantic.ConfigDict(extra="allow")
 
     builder: str | None = None
     file: str | None = None
@@ -105,8 +112,26 @@ class TopologyRef(_Strict):
         given = [k for k in ("builder", "file", "inline") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(f"give exactly one of builder, file, inline (got {given or 'none'})")
-        if self.builder is not None:
-            known_name("builder", self.builder, BUILDERS)
+        extra = sorted(self.model_extra or {})
+        if self.builder is None:
+            if extra or any(getattr(self, k) is not None for k in ("gpus", "kind", "bandwidth", "latency")):
+                fields = extra or [k for k in ("gpus", "kind", "bandwidth", "latency") if getattr(self, k)]
+                raise ValueError(
+                    f"{', '.join(map(repr, fields))}: builder fields apply to {{builder: NAME, ...}}, "
+                    f"not to {{{given[0]}: ...}}"
+                )
+            return self
+        known_name("builder", self.builder, BUILDERS)
+        if extra:
+            import inspect
+
+            accepted = sorted(set(inspect.signature(BUILDERS[self.builder]).parameters))
+            unknown = [k for k in extra if k not in accepted]
+            if unknown:
+                raise ValueError(
+                    f"builder {self.builder!r} has no field {unknown[0]!r}; valid: {', '.join(accepted)}"
+                    f"{did_you_mean(unknown[0], accepted)}"
+                )
         return self
 
 
@@ -286,7 +311,9 @@ def _entry_positions(node: yaml.Node | None, source: str, count: int) -> tuple[s
 
 def load_scenario(path: str | Path) -> LoadedScenario:
     """Read and validate a scenario file."""
+    from commsim.errors import check_argument
     from commsim.yamlio import read_text
 
+    check_argument(path, (str, Path), "path", "a scenario file's path (str or Path)")
     path = Path(path)
     return parse_scenario(read_text(path, ScenarioError), str(path), path.parent)

@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 __all__ = [
     "AlgorithmError",
+    "ArgumentError",
     "CalibrationError",
     "CommsimError",
     "ParseError",
@@ -20,6 +21,7 @@ __all__ = [
     "TopologyError",
     "UnitError",
     "UnknownNameError",
+    "check_argument",
     "did_you_mean",
     "known_name",
 ]
@@ -99,6 +101,38 @@ class ParseError(CommsimError):
 
 class CalibrationError(CommsimError):
     """A calibration cannot be done with the given measurements."""
+
+
+class ArgumentError(CommsimError, TypeError):
+    """A Python API function was given an argument of the wrong type (a ``TypeError`` too)."""
+
+
+def check_argument(value: object, types: type | tuple[type, ...], name: str, expected: str) -> None:
+    """Refuse an API argument that is not one of ``types`` (a bool is no number), naming what is valid.
+
+    Parameters
+    ----------
+    value : object
+        What the caller gave.
+    types : type or tuple of type
+        What is accepted (``None`` as ``type(None)``).
+    name : str
+        The argument, e.g. ``"params"``.
+    expected : str
+        What would be valid, in words: ``"a mapping of parameter names to values"``.
+
+    Raises
+    ------
+    ArgumentError
+        ``params: expected a mapping of parameter names to values, got [1] (list)``.
+    """
+    accepted = types if isinstance(types, tuple) else (types,)
+    if isinstance(value, accepted) and not (isinstance(value, bool) and bool not in accepted):
+        return
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    given = "None" if value is None else f"{shown} ({type(value).__name__})"
+    raise ArgumentError(f"{name}: expected {expected}, got {given}")
 
 
 def did_you_mean(name: object, valid: Collection[str]) -> str:

@@ -82,6 +82,9 @@ def recommend(
     topology: Topology, collective: str | Collective, size: str | float, ranks: int | list[str] | None = None
 ) -> Recommendation:
     """Simulate every registered algorithm with default parameters and rank them."""
+    from commsim.scenario.machine import build_machine
+
+    topology = build_machine(topology)  # a name too; 5 is refused here, not by every algorithm in turn
     coll = get_collective(collective)
     results, skipped = [], {}
     for name in algorithm_names():

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from commsim.errors import ParseError
 
-__all__ = ["MAX_TEXT_BYTES", "decode_text", "read_text_file", "write_whole"]
+__all__ = ["MAX_TEXT_BYTES", "decode_text", "read_limited", "read_text_file", "write_whole"]
 
 MAX_TEXT_BYTES = 20_000_000
 """The largest text file read (a log, a matrix, an XML dump): 20 MB, read in about 4 s.
@@ -82,18 +82,52 @@ def read_text_file(path: str | PathLike[str], what: str) -> str:
     ParseError
         If the file cannot be read, is larger than :data:`MAX_TEXT_BYTES` or is no text.
     """
+    from commsim.errors import check_argument
+
+    check_argument(path, (str, PathLike), "path", f"the path of a {what} (str or Path)")
     try:
         size = Path(path).stat().st_size
         if size > MAX_TEXT_BYTES:
-            raise ParseError(
-                f"{size / 1e6:,.0f} MB is larger than the limit of {MAX_TEXT_BYTES / 1e6:,.0f} MB for "
-                f"a {what}; keep the part you need (for a log: the run's header and table)",
-                source=str(path),
-            )
-        data = Path(path).read_bytes()
+            raise _too_large(size, what, path)
+        data = read_limited(path, MAX_TEXT_BYTES + 1)  # /dev/zero or a pipe has no size
     except OSError as exc:
         raise ParseError(f"cannot read {what}: {exc.strerror}", source=str(path)) from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise _too_large(len(data), what, path, more=True)
     return decode_text(data, str(path))
+
+
+def read_limited(path: str | PathLike[str], limit: int) -> bytes:
+    """At most ``limit`` bytes of a file, a pipe or a device.
+
+    A named pipe nobody writes to reads as empty instead of waiting forever
+    (it is opened without blocking, then read as usual, so ``<(command)``
+    still waits for the command's output).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be opened or read.
+    """
+    import fcntl
+
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+        fcntl.fcntl(descriptor, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb", closefd=False) as stream:
+            return stream.read(limit)
+    finally:
+        os.close(descriptor)
+
+
+def _too_large(size: int, what: str, path: str | PathLike[str], more: bool = False) -> ParseError:
+    how_big = "it goes on past" if more else f"{size / 1e6:,.0f} MB is larger than"
+    return ParseError(
+        f"{how_big} the limit of {MAX_TEXT_BYTES / 1e6:,.0f} MB for a {what}; keep the part you need "
+        "(for a log: the run's header and table)",
+        source=str(path),
+    )
 
 
 def write_whole(path: str | PathLike[str], data: str | bytes) -> Path:

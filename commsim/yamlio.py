@@ -143,9 +143,38 @@ def kind_of(data: Any) -> str:
     return "a list" if isinstance(data, list) else "a value of an unknown kind"
 
 
-def _yaml_problem(exc: yaml.MarkedYAMLError) -> str:
-    """PyYAML's complaint in a user's words."""
+_CONTEXTS = {
+    "while scanning a quoted scalar": "in the quoted text",
+    "while scanning a plain scalar": "in the value",
+    "while parsing a flow sequence": "in the [...] list",
+    "while parsing a flow mapping": "in the {...} mapping",
+    "while parsing a block mapping": "in the mapping",
+    "while parsing a block collection": "in the list",
+    "while scanning a simple key": "in the key",
+}
+"""PyYAML's context phrases in a user's words."""
+
+
+def _yaml_problem(exc: yaml.MarkedYAMLError, text: str = "") -> str:
+    """PyYAML's complaint in a user's words, with where the unfinished part began."""
     problem = exc.problem or "unreadable"
+    mark = exc.problem_mark
+    if problem == "found undefined alias" and mark is not None:
+        import re
+
+        found = re.match(r"\*([^\s,\[\]{}]+)", text[mark.index :] if mark.index is not None else "")
+        name = found.group(1) if found else "?"
+        return (
+            f"the alias *{name} names no anchor; define it first with &{name} "
+            "(an anchor must come before its aliases)"
+        )
+    context, start = exc.context, exc.context_mark
+    elsewhere = (
+        start is not None and mark is not None and (start.line, start.column) != (mark.line, mark.column)
+    )
+    if context and start is not None and elsewhere:
+        part = _CONTEXTS.get(context, context)
+        problem = f"{problem} ({part} that began at line {start.line + 1}, column {start.column + 1})"
     if problem.startswith("could not determine a constructor for the tag"):
         tag = problem.rsplit(" ", 1)[-1].replace("tag:yaml.org,2002:", "!!")
         return f"the tag {tag} is not allowed: only plain values (text, numbers, lists, mappings) are read"
@@ -181,7 +210,7 @@ def read_yaml(
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        raise error(f"{where}: {_yaml_problem(exc)}") from None
+        raise error(f"{where}: {_yaml_problem(exc, text)}") from None
     except _LimitError as exc:
         message, mark = exc.args
         raise error(f"{source}:{mark.line + 1}:{mark.column + 1}: {message}") from None
@@ -307,12 +336,12 @@ def read_text(path: str | Path, error: type[CommsimError]) -> str:
         If the file cannot be read, is larger than :data:`MAX_FILE_BYTES`, or
         is not text in those encodings (naming the line of the first bad byte).
     """
-    from commsim.errors import ParseError
-    from commsim.textfile import decode_text
+    from commsim.errors import ParseError, check_argument
+    from commsim.textfile import decode_text, read_limited
 
+    check_argument(path, (str, Path), "path", "a YAML file's path (str or Path)")
     try:
-        with Path(path).open("rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
+        data = read_limited(path, MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise error(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_FILE_BYTES:

@@ -260,8 +260,9 @@ def test_fat_tree_partial_last_leaf() -> None:
     [
         ({"nodes": 0}, TopologyError, "cluster needs nodes >= 1, got 0"),
         ({"nodes": 2.5}, TopologyError, "cluster needs nodes >= 1, got 2.5"),
-        ({"box": "dgx_z100"}, UnknownNameError, "unknown topology 'dgx_z100'; valid: dgx1_p100, "),
-        ({"nic": "ib_gdr"}, UnknownNameError, "unknown link kind 'ib_gdr'; valid: "),
+        ({"box": "dgx_z100"}, UnknownNameError, "unknown cluster box 'dgx_z100'; valid: bridged_pairs_box, "),
+        # network kinds only, not nvlink or pcie ones
+        ({"nic": "ib_gdr"}, UnknownNameError, "unknown cluster nic 'ib_gdr'; valid: efa_v1, efa_v2, "),
         ({"nic": "pcie4_x16"}, TopologyError, "cluster nic 'pcie4_x16' is a pcie link, not a network link"),
         ({"nic": "nvlink3"}, TopologyError, "cluster nic 'nvlink3' is a nvlink link, not a network link"),
         ({"nic_per": "rack"}, UnknownNameError, "unknown cluster nic_per 'rack'; valid: box, gpu"),

@@ -139,6 +139,7 @@ def validate(
         from commsim.report.plots import check_output
 
         check_writable(check_output(plot), "--plot")
+    check_logs_are_files([log])
     topo, params = logs_machine(topology, calibrated, nccl_topo, gpu, log)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
@@ -171,6 +172,32 @@ def validate(
         _print_validation(report)
 
 
+MAX_RANKS = 65_536
+"""The most ranks (or hosts, GPUs per host, NICs per host) an option may give: the parser's bound on a run."""
+
+
+def check_logs_are_files(logs: list[Path]) -> None:
+    """Refuse a log that is a pipe (``<(ssh host cat log)``, ``/dev/stdin``): it is read more than once.
+
+    Raises
+    ------
+    CommsimError
+        Naming the log and how to keep it in a file.
+    """
+    import stat
+
+    for log in logs:
+        try:
+            mode = log.stat().st_mode
+        except OSError:
+            continue  # the reader says what is wrong with it
+        if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+            raise CommsimError(
+                f"{log}: is a pipe or a device, not a file; commsim reads a log more than once, so save "
+                "it to a file first (e.g. ssh host cat run.log > run.log)"
+            )
+
+
 def _options(
     topology: Topology | None,
     nic: str | None,
@@ -195,6 +222,8 @@ def _options(
     ):
         if value is not None and value < 1:
             raise CommsimError(f"{flag} must be at least 1, got {value}")
+        if value is not None and value > MAX_RANKS:  # 100,000 ranks built a 50,000-host cluster for minutes
+            raise CommsimError(f"{flag} {value} is above the limit of {MAX_RANKS:,} ranks")
     if nic is not None:
         _check_nic(nic)
     return RunOptions(
@@ -289,9 +318,11 @@ def calibrate(
     """Fit the NCCL model's physical parameters to logs and write a calibrated topology."""
     from commsim.calibrate.fit import fit
     from commsim.calibrate.validate import validate_runs
-    from commsim.cli.options import check_writable
+    from commsim.cli.options import check_not_input, check_writable
 
-    check_writable(output, "--output")
+    check_writable(output, "--output", (".yaml", ".yml"))  # --topology/--calibrated know a file by it
+    check_not_input(output, "--output", logs)
+    check_logs_are_files(logs)
     topo, _ = logs_machine(topology, None, nccl_topo, gpu, logs[0] if logs else None)
     options = _options(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version

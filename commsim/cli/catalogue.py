@@ -102,9 +102,10 @@ def topo_show(
     """Show a topology's devices and links."""
     import yaml
 
-    from commsim.topology import get_topology, topology_to_dict
+    from commsim.cli.options import machine_from_flags
+    from commsim.topology import topology_to_dict
 
-    topo = get_topology(name, gpus=gpus)
+    topo = machine_from_flags(name, gpus=gpus)
     if yaml_out:
         print(yaml.safe_dump(topology_to_dict(topo), sort_keys=False, width=100), end="")
         return
@@ -150,11 +151,12 @@ def topo_import(
     """Build a topology from a real machine's 'nvidia-smi topo -m' output."""
     import yaml
 
-    from commsim.cli.options import check_writable
+    from commsim.cli.options import check_not_input, check_writable
     from commsim.topology import load_topo_matrix, save_topology, topology_to_dict
 
     if output is not None:
-        check_writable(output, "--output")
+        check_writable(output, "--output", (".yaml", ".yml"))  # --topology knows a file by it
+        check_not_input(output, "--output", [matrix])
     if gpu_model is not None:
         from commsim.hardware import find_gpu
 

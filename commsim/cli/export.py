@@ -40,9 +40,9 @@ def write_whole(path: Path, text: str) -> None:
 
 
 def _topology(name: str, gpus: int | None) -> Topology:
-    from commsim.topology import get_topology
+    from commsim.cli.options import machine_from_flags
 
-    return get_topology(name, **({"gpus": gpus} if gpus is not None else {}))
+    return machine_from_flags(name, gpus=gpus)
 
 
 @export_app.command("msccl")

@@ -23,8 +23,10 @@ __all__ = [
     "Nodes",
     "OutputFormat",
     "TopologyName",
+    "check_not_input",
     "check_writable",
     "flags_given",
+    "machine_from_flags",
     "parse_params",
     "reject_flags",
 ]
@@ -173,3 +175,39 @@ def check_writable(path: Path, flag: str, suffixes: Sequence[str] = ()) -> None:
         raise CommsimError(f"{flag} {name}: {str(folder)!r} is not a folder")
     if not os.access(folder, os.W_OK):
         raise CommsimError(f"{flag} {name}: cannot write into the folder {str(folder)!r} (permission denied)")
+
+
+def check_not_input(path: Path, flag: str, inputs: Iterable[Path]) -> None:
+    """Refuse an output path that is one of the command's input files (it would be overwritten).
+
+    Raises
+    ------
+    CommsimError
+        ``--output run.txt: is one of the input files; give another name``.
+    """
+    for given in inputs:
+        try:
+            same = path.exists() and given.exists() and os.path.samefile(path, given)
+        except OSError:
+            same = False
+        if same:
+            raise CommsimError(
+                f"{flag} {path}: is one of the input files ({given}); writing it would destroy it"
+            )
+
+
+def machine_from_flags(name: str, **builder: Any) -> Any:
+    """``build_machine(name, **builder)``; a problem is prefixed with the flags that gave the machine.
+
+    ``--topology ring --gpus 0: builder 'ring' needs gpus >= 2, got 0``: the
+    builder's message names its field, the prefix names the flag to change.
+    """
+    from commsim.scenario.machine import build_machine
+
+    try:
+        return build_machine(name, **builder)
+    except CommsimError as exc:
+        given = [f"--{k.replace('_', '-')} {v}" for k, v in builder.items() if v is not None]
+        if not given:
+            raise
+        raise CommsimError(f"--topology {name} {' '.join(given)}: {exc}") from None

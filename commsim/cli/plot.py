@@ -61,7 +61,7 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 Subject = TypeVar("Subject")
 
 
-def size_range(text: str, factor: float = 2.0) -> list[int]:
+def size_range(text: str, factor: float = 2.0, flag: str = "--sizes") -> list[int]:
     """Sizes from ``"8..1G"``: the first, then times ``factor`` while not above the last.
 
     Like nccl-tests' ``-b 8 -e 1G -f 2`` (``1G`` is 2^30 bytes there and
@@ -76,10 +76,13 @@ def size_range(text: str, factor: float = 2.0) -> list[int]:
 
     first_text, sep, last_text = text.partition("..")
     if not sep:
-        raise CommsimError(f"size range {text!r} must look like FIRST..LAST, e.g. 8B..1GB")
-    first, last = parse_size(first_text.strip()), parse_size(last_text.strip())
+        raise CommsimError(f"{flag} {text!r}: a size range must look like FIRST..LAST, e.g. 8B..1GB")
+    try:
+        first, last = parse_size(first_text.strip()), parse_size(last_text.strip())
+    except CommsimError as exc:
+        raise CommsimError(f"{flag} {text!r}: {exc}") from None
     if not 0 < first <= last:
-        raise CommsimError(f"size range {text!r}: the first size must be positive and at most the last")
+        raise CommsimError(f"{flag} {text!r}: the first size must be positive and at most the last")
     if not factor > 1:
         raise CommsimError(f"size factor must be above 1, got {factor}")
     count = math.floor(math.log(last / first, factor) + 1e-9) + 1
@@ -121,10 +124,10 @@ def simulate_runs(
     if not topology or not algorithms:
         raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
     from commsim.api import simulate_case
+    from commsim.cli.options import machine_from_flags
     from commsim.scenario.flags import flag_cases
-    from commsim.scenario.machine import build_machine
 
-    machine = build_machine(topology, gpus=gpus)
+    machine = machine_from_flags(topology, gpus=gpus)
     cases = flag_cases(machine, algorithms, collective or "all_reduce", sizes, params)
     return [simulate_case(case) for case in progress_iter(cases, "simulating", not quiet)]
 
@@ -234,6 +237,8 @@ def busbw(
 
     if run is not None and log is None:
         raise CommsimError("--run N picks a run of the --log file; give --log too")
+    if metric not in ("busbw", "time"):
+        raise CommsimError(f"--metric {metric!r}: unknown metric; valid: busbw, time")
     measured = load_nccl_tests(log, run=run) if log is not None else None
 
     def runs() -> list[Result]:
@@ -317,12 +322,12 @@ def topology_drawing(
     ] = None,
 ) -> None:
     """Draw a machine: devices by kind, links coloured by family with their bandwidths."""
+    from commsim.cli.options import machine_from_flags
     from commsim.report.draw import draw_topology
-    from commsim.topology import get_topology
 
     _draw(
         output,
-        lambda: _drawable(get_topology(name, gpus=gpus)),
+        lambda: _drawable(machine_from_flags(name, gpus=gpus)),
         lambda topo, out: draw_topology(topo, out, edge_labels=labels),
     )
 

@@ -10,6 +10,7 @@ the input given are refused by name.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -161,14 +162,14 @@ def _run_training(loaded: Any, form: str, trace: Path | None) -> None:
 
 def _topology(ctx: typer.Context, name: str, **builder: Any) -> Any:
     """A topology by name with builder options; options a plain name cannot take are refused."""
-    from commsim.scenario.machine import build_machine
+    from commsim.cli.options import machine_from_flags
     from commsim.topology import BUILDERS
 
     if name not in BUILDERS:
         reject_flags(
             ctx, _BUILDER_FLAGS, f"to {name!r}: they are options of builders ({', '.join(BUILDERS)})"
         )
-    return build_machine(name, **builder)
+    return machine_from_flags(name, **builder)
 
 
 def _explain(results: list[Result], to_stderr: bool = False) -> None:
@@ -227,7 +228,9 @@ def recommend(
     from commsim.recommend import recommend as rank
 
     form = choose_format(output_format, json_out)
-    sizes = size_range(tuned_sizes, factor=4.0)
+    sizes = size_range(tuned_sizes, factor=4.0, flag="--tuned-sizes")
+    if not math.isfinite(threshold):
+        raise CommsimError(f"--threshold {threshold}: expected a finite percentage, e.g. 10")
     machine = _topology(ctx, topology, gpus=gpus, box=box, nodes=nodes, nic=nic)
     ranking = rank(machine, collective, size)
     tuned, note = _tuned(machine, collective, sizes, threshold / 100) if form != "csv" else ([], "")

@@ -216,8 +216,11 @@ def plot_busbw(
     -------
     matplotlib.figure.Figure
     """
+    from commsim.report.tables import check_results
+
     if metric not in ("busbw", "time"):
         raise PlotError(f"unknown metric {metric!r}; valid: busbw, time")
+    check_results(results, records=True)
     rows = [_record(r) for r in results]
     if not rows and measured is None:
         raise PlotError("nothing to plot: no results and no measurements")
@@ -320,7 +323,11 @@ def plot_timeline(
     """
     from matplotlib.patches import Patch
 
-    runs = [results] if isinstance(results, Result) else list(results)
+    from commsim.report.tables import check_results
+
+    runs = [results] if isinstance(results, Result) else results
+    check_results(runs)
+    runs = list(runs)
     if not runs:
         raise PlotError("nothing to plot: no results")
     rows = [min(len(r.links), max_links) for r in runs]
@@ -367,6 +374,9 @@ def plot_utilisation_heatmap(
     -------
     matplotlib.figure.Figure
     """
+    from commsim.errors import check_argument
+
+    check_argument(result, Result, "result", "one Result (from simulate or run_file)")
     run = run_parts(result)
     makespan = run.record.makespan_s
     if not result.links or makespan <= 0:

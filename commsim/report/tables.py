@@ -117,11 +117,32 @@ def fitted_table(
     return FittedTable(columns, rows, title)
 
 
+def check_results(results: object, name: str = "results", records: bool = False) -> None:
+    """Refuse what is not a list of :class:`Result` (or, with ``records``, of their record mappings).
+
+    Raises
+    ------
+    commsim.errors.ArgumentError
+        ``results: expected a list of Result (from simulate or run_file), got int 5``.
+    """
+    from collections.abc import Mapping
+
+    from commsim.errors import check_argument
+
+    expected = "a list of Result (from simulate or run_file)" + (" or of their records" if records else "")
+    check_argument(results, (list, tuple), name, expected)
+    kinds = (Result, Mapping) if records else Result
+    items: Sequence[object] = results  # type: ignore[assignment]  # checked just above
+    for index, item in enumerate(items):
+        check_argument(item, kinds, f"{name}[{index}]", expected.replace("a list of ", "a "))
+
+
 def results_table(results: Sequence[Result], title: str | None = None) -> FittedTable:
     """A rich table: one row per (algorithm, size), with the bottleneck named.
 
     The label column is shown only when some label differs from its algorithm.
     """
+    check_results(results)
     labelled = any(r.label != r.algorithm for r in results)
     columns = [("strategy", "text")] if labelled else []
     columns += [

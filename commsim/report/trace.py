@@ -385,6 +385,9 @@ def write_trace(
     Path
         The written file.
     """
+    from commsim.report.tables import check_results
+
+    check_results(results)  # before the file is opened: nothing half-written
     out = Path(path)
     if out.suffix == ".gz":
         with (

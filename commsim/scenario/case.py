@@ -55,7 +55,7 @@ def select_ranks(topology: Topology, ranks: int | Sequence[str] | None) -> tuple
     Raises
     ------
     AlgorithmError
-        For a count outside 2..GPUs, names that are not GPUs, or a GPU named twice.
+        For a count outside 2..GPUs, names that are not GPUs, a GPU named twice, or fewer than 2 names.
     """
     from commsim.errors import AlgorithmError
 
@@ -76,6 +76,11 @@ def select_ranks(topology: Topology, ranks: int | Sequence[str] | None) -> tuple
         )
     if len(set(ranks)) != len(ranks):
         raise AlgorithmError(f"ranks {list(ranks)} name a GPU twice")
+    if len(ranks) < 2:
+        raise AlgorithmError(
+            f"ranks {list(ranks)} name {len(ranks)} GPU(s); a collective needs at least 2, e.g. "
+            f"[{', '.join(gpus[:2])}] or a count such as ranks: 2"
+        )
     return tuple(ranks)
 
 

@@ -141,7 +141,13 @@ def _one_message(err: Any, fields: list[str] | None) -> str:
         return f"takes at most {most} item{'' if most == 1 else 's'}, got {ctx.get('actual_length')}"
     if kind == "literal_error":
         return f"expected {ctx.get('expected')}, got {describe(value)}"
+    if kind == "finite_number":
+        return f"expected a finite number (not nan or inf), got {describe(value)}"
+    if kind == "string_too_short":
+        return f"expected text of at least {ctx.get('min_length', 1)} character(s), got {describe(value)}"
     message = str(err["msg"])
+    if message.startswith("Input should be "):  # any other of pydantic's type errors, in the same words
+        return f"expected {message[len('Input should be ') :]}, got {describe(value)}"
     return message[len("Value error, ") :] if message.startswith("Value error, ") else message
 
 

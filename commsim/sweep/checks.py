@@ -86,7 +86,12 @@ def check_path(path: str) -> None:
     parts = path.split(".")
     head = parts[0]
     if head not in PARAMETERS or not all(parts):
-        raise ValueError(f"unknown parameter {path!r}; valid: {_VALID_PATHS}")
+        from commsim.errors import did_you_mean
+
+        hint = did_you_mean(path, [*PARAMETERS, "product", "zip"])  # a group's word mistyped too
+        raise ValueError(
+            f"unknown parameter {path!r}; valid: {_VALID_PATHS} (or a group: product, zip){hint}"
+        )
     if head in _SCALARS and len(parts) > 1:
         raise ValueError(f"{head} has no fields; write {head} alone")
     if head == "topology" and len(parts) > 2:

@@ -183,8 +183,10 @@ def _load_box(box: str | Topology) -> Topology:
         template = box
     elif box in MACHINES and box not in shipped_topologies():
         template = MACHINES[box]()
-    else:
+    elif isinstance(box, str) and box in shipped_topologies():
         template = load_shipped(box)
+    else:
+        raise UnknownNameError("cluster box", str(box), [*MACHINES, *shipped_topologies()])
     if len(template.boxes) > 1:
         raise TopologyError(
             f"cluster box {template.name!r} already spans boxes {sorted(template.boxes)}; give a single box"
@@ -241,9 +243,11 @@ def _box_nic_kind(template: Topology) -> str:
 
 
 def _network(nic: str, bandwidth: str | float | None, latency: str | float | None) -> Network:
+    valid = sorted(k.name for k in LINK_KINDS.values() if k.family in NETWORK_FAMILIES)
+    if nic not in LINK_KINDS:  # the network kinds only, not every kind of the catalogue
+        raise UnknownNameError("cluster nic", str(nic), valid)
     kind = get_link_kind(nic)
     if kind.family not in NETWORK_FAMILIES:
-        valid = sorted(k.name for k in LINK_KINDS.values() if k.family in NETWORK_FAMILIES)
         raise TopologyError(
             f"cluster nic {nic!r} is a {kind.family} link, not a network link; valid: {', '.join(valid)}"
         )

@@ -119,7 +119,28 @@ def _nccl_errors(nccl: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]
         NcclParams.model_validate(nccl)
     except pydantic.ValidationError as exc:  # in the user's words, an unknown field with the valid ones
         return [(("nccl", *loc), message) for loc, message in problems(exc, nccl, NcclParams)]
-    return []
+    return _efficiency_errors(nccl.get("efficiency") or {})
+
+
+def _efficiency_errors(efficiency: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """``nccl.efficiency``: each key a link kind, family or NCCL transport, each value in (0, 1].
+
+    An unknown key would be ignored by the model (a calibration silently not
+    applied), a value above 1 would run a link faster than its datasheet.
+    """
+    from commsim.errors import did_you_mean
+    from commsim.topology.linkkinds import FAMILIES, LINK_KINDS, TRANSPORTS
+
+    valid = sorted({*LINK_KINDS, *FAMILIES, *TRANSPORTS})
+    errors: list[tuple[tuple[str | int, ...], str]] = []
+    for key, value in efficiency.items():
+        loc: tuple[str | int, ...] = ("nccl", "efficiency", key)
+        if key not in valid:
+            message = f"unknown link kind, family or transport {key!r}; valid: {', '.join(valid)}"
+            errors.append((loc, message + did_you_mean(key, valid)))
+        elif not 0 < value <= 1:
+            errors.append((loc, f"must be a fraction of the link's bandwidth in (0, 1], got {value!r}"))
+    return errors
 
 
 def topology_from_data(data: Any, node: yaml.Node | None, source: str) -> Topology:
@@ -181,7 +202,18 @@ def topology_to_dict(topology: Topology) -> dict[str, Any]:
 
 
 def save_topology(topology: Topology, path: str | Path) -> None:
-    """Write ``topology`` as YAML, whole or not at all; loading it again gives the same machine."""
+    """Write ``topology`` as YAML, whole or not at all; loading it again gives the same machine.
+
+    Raises
+    ------
+    commsim.errors.ArgumentError
+        If ``topology`` is not a :class:`Topology` (e.g. a name: load it with ``get_topology`` first).
+    OSError
+        If the file cannot be written (the old file, if any, is kept).
+    """
+    from commsim.errors import check_argument
+
+    check_argument(topology, Topology, "topology", "a Topology (get_topology(name) makes one from a name)")
     write_whole(path, yaml.safe_dump(topology_to_dict(topology), sort_keys=False, width=100))
 
 

@@ -20,6 +20,8 @@ RELATIONS = ("PIX", "PXB", "PHB", "NODE", "SYS")
 """PCIe relations of ``nvidia-smi topo -m``, closest first."""
 
 _CELL = re.compile(r"X|PIX|PXB|PHB|NODE|SYS|SOC|NV([1-9]\d*)")
+MAX_NVLINKS = 18
+"""The most NVLinks one GPU has (H100, B200, GB200: 18), so the most one cell can bond."""
 _CELLS_EXPECTED = "X, NV#, PIX, PXB, PHB, NODE, SYS or SOC"
 _LABEL = re.compile(r"[A-Za-z][\w-]*\d")
 _EXTRA = re.compile(r"CPU Affinity|NUMA Affinity|GPU NUMA ID")
@@ -215,6 +217,12 @@ def _check_cells(
                 )
             if cell.startswith("NV") and not (_is_gpu_label(labels[i]) and _is_gpu_label(labels[j])):
                 raise ParseError(f"cell {labels[i]}/{labels[j]} is {cell}; NVLink joins GPUs only", line=line)
+            if cell.startswith("NV") and int(cell[2:]) > MAX_NVLINKS:
+                raise ParseError(
+                    f"cell {labels[i]}/{labels[j]} is {cell}, more NVLinks than any GPU has (at most "
+                    f"{MAX_NVLINKS}: H100, B200); check the cell (NV1 to NV{MAX_NVLINKS})",
+                    line=line,
+                )
             cells[i, j] = cell
     return cells
 

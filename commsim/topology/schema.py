@@ -19,6 +19,7 @@ Bandwidths are per single link and per direction; ``count`` bonds links.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -101,6 +102,9 @@ class KindFigures(_Strict):
     latency: Time | None = None
 
 
+_DEVICE_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
 class DeviceSpec(_Strict):
     """One device. GPUs are ranked in the order they are listed."""
 
@@ -115,6 +119,16 @@ class DeviceSpec(_Strict):
     @classmethod
     def _known_kind(cls, kind: str) -> str:
         return known_name("device kind", kind, DEVICE_KINDS)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        # names stand in ranks lists, routes ('a->b') and CSV cells ('a->b:0.5;c->d:0.5')
+        if not _DEVICE_NAME.fullmatch(name):
+            raise ValueError(
+                f"device name {name!r} must be letters, digits and '_', '-' or '.' (no spaces), e.g. 'gpu0'"
+            )
+        return name
 
 
 class LinkSpec(_Strict):

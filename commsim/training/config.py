@@ -120,14 +120,19 @@ class WorkloadSpec(_Strict):
     def _known_dtype(cls, value: str) -> str:
         return known_name("dtype", value, DTYPE_BYTES)
 
-    @field_validator("device_flops")
+    @field_validator("device_flops", mode="before")
     @classmethod
-    def _readable_flops(cls, value: str | float | None) -> str | float | None:
+    def _readable_flops(cls, value: Any) -> Any:
         if value is not None:
             try:
                 parse_flops(value)
             except TrainingError as exc:
                 raise ValueError(str(exc)) from None
+            if "flop" not in str(value).lower():  # 125 is not 125 FLOP/s: a unit was left out
+                raise ValueError(
+                    f"device_flops {value!r} has no unit; write it with one, e.g. '125 TFLOPS', "
+                    "or give the figure in FLOP/s as flops_per_s (e.g. 1.25e14)"
+                )
         return value
 
     @model_validator(mode="after")

@@ -265,6 +265,11 @@ def simulate_step(
     >>> step.scaling_efficiency > 0.9
     True
     """
+    from commsim.errors import check_argument
+
+    check_argument(workload, Workload, "workload", "a Workload (e.g. commsim.resnet50(64))")
+    expected = "a Topology (commsim.get_topology(name) makes one) or a CollectiveTimer"
+    check_argument(topology, (Topology, CollectiveTimer), "topology", expected)
     timer = (
         topology
         if isinstance(topology, CollectiveTimer)
