@@ -81,6 +81,18 @@ def test_an_unknown_metric_is_refused_before_anything_is_drawn(
     assert not out.exists()
 
 
+def test_sizes_with_a_scenario_file_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``plot busbw FILE --sizes 8..1K`` drew the file's sizes and said nothing."""
+    out = tmp_path / "p.png"
+    scenario = str(ROOT / "scenarios" / "pcie_4gpu_sync_strategies.yaml")
+    refused(
+        ["plot", "busbw", scenario, "-o", str(out), "--sizes", "8..1K"],
+        capsys,
+        "--sizes does not apply to a scenario file: the file gives the sizes (--size, repeatable,",
+    )
+    assert not out.exists()
+
+
 # -- files: the place and what would be valid -----------------------------------------------------
 
 FILE_CASES: list[tuple[str, str, list[str]]] = [
@@ -274,6 +286,9 @@ API_CASES: list[tuple[Callable[[], object], str]] = [
     (lambda: _commsim().results_table([1, 2]), "results[0]: expected a Result"),
     (lambda: _commsim().plot_busbw(5), "results: expected a list of Result"),
     (lambda: _commsim().simulate_step(5, "ring"), "workload: expected a Workload"),
+    (lambda: _commsim().draw_topology("dgx1_v100", "d.png"), "topology: expected a Topology"),
+    (lambda: _commsim().load_training_scenario(None), "path: expected a training scenario file's path"),
+    (lambda: _commsim().plot_utilisation_heatmap([1]), "result: expected one Result"),
 ]
 
 

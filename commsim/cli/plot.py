@@ -244,6 +244,11 @@ def busbw(
     def runs() -> list[Result]:
         if sizes and size:
             raise CommsimError("give --sizes FIRST..LAST or --size (repeatable), not both")
+        if sizes and scenario is not None:  # it was ignored: the file's sizes were drawn
+            raise CommsimError(
+                "--sizes does not apply to a scenario file: the file gives the sizes "
+                "(--size, repeatable, shows only some of them)"
+            )
         chosen = size if scenario is not None else size or [str(s) for s in size_range(sizes or "8B..1GiB")]
         return _runs(scenario, topology, gpus, algorithm, collective, chosen, param, None, quiet)
 

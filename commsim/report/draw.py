@@ -316,6 +316,9 @@ def draw_topology(
     -------
     matplotlib.figure.Figure
     """
+    from commsim.errors import check_argument
+
+    check_argument(topology, Topology, "topology", "a Topology (commsim.get_topology(name) makes one)")
     if not topology.devices:
         raise PlotError(f"topology {topology.name!r} has no device to draw")
     pos = topology_positions(topology)

@@ -357,5 +357,8 @@ def training_from_data(
 
 def load_training_scenario(path: str | Path) -> LoadedTrainingScenario:
     """Read and validate a training scenario file."""
+    from commsim.errors import check_argument
+
+    check_argument(path, (str, Path), "path", "a training scenario file's path (str or Path)")
     path = Path(path)
     return parse_training_scenario(read_text(path, ScenarioError), str(path), path.parent)
