@@ -61,6 +61,7 @@ FLAG_CASES = [
         ["recommend", "--topology", "pcie_4gpu_switch", "--threshold", "inf"],
         ["--threshold inf: expected a finite"],
     ),
+    (["measure", "--nccl-tests", ".", "--gpus", "2", "--timeout", "-5"], ["'--timeout': must be at least 0"]),
     # 100,000 ranks built a 50,000-host cluster for minutes
     ([*["validate", str(LOG)], "--gpus", "100000"], ["--gpus 100000 is above the limit of 65,536 ranks"]),
 ]
@@ -148,6 +149,15 @@ FILE_CASES: list[tuple[str, str, list[str]]] = [
         "sweep",
         "name: s\ngrid:\n  - prodcut:\n      algorithm: [ring]\n      size: [1 MB]\n",
         ["unknown parameter 'prodcut'", "(or a group: product, zip); did you mean 'product'?"],
+    ),
+    (  # "the range gives over 10000 values": which range, and what to do
+        "sweep",
+        "name: s\ngrid:\n  - product:\n      algorithm: [ring]\n"
+        "      size: {from: 1 MB, to: 1 GB, step: 2}\n",
+        [
+            "{path}:5:13: grid.0.product.size: the range from 1 MB to 1 GB by step 2 gives over 10,000",
+            "use a larger step, or factor (e.g. factor: 2) for sizes",
+        ],
     ),
     # topology files: names that break routes and CSV cells; calibrations the model would ignore
     (

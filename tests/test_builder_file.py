@@ -52,18 +52,19 @@ def test_a_builder_file_is_found_by_path(tmp_path: Path) -> None:
             "builder: nvswitch_box\ngpus: 12\nname: dgx2\n",
             "f.yaml:3:1: name: builder 'nvswitch_box' has no field 'name'; valid: gpus, fabric, links",
         ),
-        ("builder: nvswitch_box\ngpus: 1\n", "f.yaml:1:10: builder 'nvswitch_box' needs gpus >= 2"),
+        ("builder: nvswitch_box\ngpus: 1\n", "f.yaml:2:7: builder 'nvswitch_box' needs gpus >= 2"),
         (
             "builder: ring\ngpus: 20000\n",
-            "f.yaml:1:10: builder 'ring': gpus 20000 is above the limit of 16,384",
+            "f.yaml:2:7: builder 'ring': gpus 20000 is above the limit of 16,384",
         ),
         (
             "builder: nvswitch_box\nfabric: pcie3_x16\n",
-            "f.yaml:1:10: builder 'nvswitch_box': fabric 'pcie3_x16' is a pcie link, not nvlink",
+            "f.yaml:2:9: builder 'nvswitch_box': fabric 'pcie3_x16' is a pcie link, not nvlink",
         ),
     ],
 )
 def test_a_bad_builder_file_is_refused_at_its_line(text: str, message: str) -> None:
+    """At the line of the field a message names (gpus, fabric), else at the builder line."""
     with pytest.raises(TopologyError) as caught:
         parse_topology(text, "f.yaml")
     assert str(caught.value).startswith(message)

@@ -168,7 +168,7 @@ def measure(
     min_bytes: Annotated[str, typer.Option(help="Smallest size (nccl-tests -b; " + SIZE_HELP + ").")] = "8",
     max_bytes: Annotated[str, typer.Option(help="Largest size (nccl-tests -e; 8G = 8 GiB).")] = "8G",
     factor: Annotated[int, typer.Option(min=2, help="Size step factor (nccl-tests -f).")] = 2,
-    timeout: Annotated[float | None, typer.Option(help="Seconds allowed per run.")] = None,
+    timeout: Annotated[float | None, typer.Option(min=0, help="Seconds allowed per run.")] = None,
 ) -> None:
     """Run nccl-tests on this machine and keep the logs for 'commsim calibrate'."""
     import shlex

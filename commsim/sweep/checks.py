@@ -60,8 +60,14 @@ def range_values(spec: dict[str, Any]) -> list[int | float]:
         values.append(int(value) if float(value).is_integer() else value)
         k = len(values)
         value = start * factor**k if factor is not None else start + (step or 0) * k
-    if not values or len(values) > _MAX_RANGE:
-        raise ValueError(f"the range gives {'no' if not values else 'over ' + str(_MAX_RANGE)} values")
+    if not values:
+        raise ValueError(f"the range gives no values: 'from' ({spec['from']}) is above 'to' ({spec['to']})")
+    if len(values) > _MAX_RANGE:
+        how = f"factor {factor}" if factor is not None else f"step {step}"
+        raise ValueError(
+            f"the range from {spec['from']} to {spec['to']} by {how} gives over {_MAX_RANGE:,} values, "
+            "the limit; use a larger step, or factor (e.g. factor: 2) for sizes"
+        )
     return values
 
 

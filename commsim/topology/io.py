@@ -95,7 +95,10 @@ def _built(data: dict[str, Any], node: yaml.Node | None, source: str) -> Topolog
         check_builder_sizes(name, params)
         return build(name, **params)
     except (TopologyError, UnknownNameError) as exc:
-        raise TopologyError(f"{position(node, ('builder',), source)}: {exc}") from None
+        import re
+
+        named = [k for k in params if re.search(rf"\b{re.escape(k)}\b", str(exc))]  # at the field it names
+        raise TopologyError(f"{position(node, (named[0] if named else 'builder',), source)}: {exc}") from None
 
 
 def _key_position(node: yaml.Node | None, key: str, source: str) -> str:

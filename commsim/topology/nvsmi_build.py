@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from commsim.errors import ParseError, TopologyError
-from commsim.topology.linkkinds import LINK_KINDS, get_link_kind
+from commsim.errors import ParseError, TopologyError, did_you_mean
+from commsim.topology.linkkinds import LINK_KINDS
 from commsim.topology.model import Device, PhysicalLink
 from commsim.topology.nvsmi_parse import RELATIONS, TopoMatrix
 from commsim.units import format_bandwidth
@@ -268,9 +268,12 @@ def _chosen(
     """(kind, reason): the given kind (checked) or the inferred one."""
     if given is None:
         return inferred, why
-    kind = get_link_kind(given)
-    if kind.family not in families:
-        raise TopologyError(f"{what} must be a link kind of family {' or '.join(families)}, got {given!r}")
+    valid = sorted(name for name, k in LINK_KINDS.items() if k.family in families)
+    if given not in valid:
+        raise TopologyError(
+            f"{what} must be a link kind of family {' or '.join(families)}, got {given!r}; valid: "
+            f"{', '.join(valid)}{did_you_mean(given, valid)}"
+        )
     return given, "given"
 
 
