@@ -13,14 +13,17 @@ Files commsim writes go through :func:`write_whole`: whole or not at all.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from os import PathLike
 from pathlib import Path
+from typing import BinaryIO
 
 from commsim.errors import ParseError
 
-__all__ = ["MAX_TEXT_BYTES", "decode_text", "read_limited", "read_text_file", "write_whole"]
+__all__ = ["MAX_TEXT_BYTES", "decode_text", "read_limited", "read_text_file", "whole_file", "write_whole"]
 
 MAX_TEXT_BYTES = 20_000_000
 """The largest text file read (a log, a matrix, an XML dump): 20 MB, read in about 4 s.
@@ -97,6 +100,16 @@ def read_text_file(path: str | PathLike[str], what: str) -> str:
     return decode_text(data, str(path))
 
 
+def _new_file_mode(target: Path) -> int:
+    """The mode ``target`` has, or the one a new file gets under the process's umask."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def read_limited(path: str | PathLike[str], limit: int) -> bytes:
     """At most ``limit`` bytes of a file, a pipe or a device.
 
@@ -143,17 +156,30 @@ def write_whole(path: str | PathLike[str], data: str | bytes) -> Path:
     Path
         The written file.
     """
-    target = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
+    with whole_file(path) as stream:
+        stream.write(raw)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def whole_file(path: str | PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary stream whose bytes become ``path`` only when the ``with`` block ends without error.
+
+    For writers that stream (a trace of millions of events): they go to a
+    temporary file beside ``path``, renamed into place at the end, removed on
+    an error or an interrupt, so ``path`` is never left half-written.
+    """
+    target = Path(path)
     try:
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(target)) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(raw)
+            yield stream
+        os.chmod(temporary, _new_file_mode(target))  # as open() would make it, not mkstemp's 0600
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-    return target

@@ -327,3 +327,35 @@ def test_a_trace_of_nothing_writes_no_file(tmp_path: Path) -> None:
     with pytest.raises(ArgumentError, match="results: expected a list of Result"):
         _commsim().write_trace(5, out)
     assert not out.exists()
+
+
+def test_an_interrupted_trace_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trace streamed into its file: Ctrl-C half way left half a JSON document."""
+    import commsim.report.trace as trace
+
+    def interrupted(stream: Any, results: Any, max_transfers: Any) -> None:
+        stream.write('{"traceEvents": [')
+        raise KeyboardInterrupt
+
+    result = _commsim().simulate("pcie_4gpu_switch", "ring", size="1 MB")
+    monkeypatch.setattr(trace, "_write", interrupted)
+    for name in ("t.json", "t.json.gz"):
+        with pytest.raises(KeyboardInterrupt):
+            trace.write_trace([result], tmp_path / name)
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary
+
+
+def test_a_drawing_that_fails_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.figure import Figure
+
+    from commsim.report.plots import new_figure, save_figure
+
+    def broken(self: Figure, target: Any, **kwargs: Any) -> None:
+        target.write(b"<svg")
+        raise RuntimeError("renderer failed")
+
+    fig, _ = new_figure(2, 2)
+    monkeypatch.setattr(Figure, "savefig", broken)
+    with pytest.raises(RuntimeError):
+        save_figure(fig, tmp_path / "p.svg")
+    assert list(tmp_path.iterdir()) == []

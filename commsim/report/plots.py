@@ -89,9 +89,13 @@ def save_figure(fig: Figure, path: str | Path) -> Path:
     """
     import matplotlib
 
+    from commsim.textfile import write_whole
+
     out = check_output(path)
+    buffer = io.BytesIO()  # drawn whole, then written whole: a failed drawing leaves no file
     with matplotlib.rc_context({"svg.hashsalt": "commsim"}):
-        fig.savefig(out, format=out.suffix.lower().lstrip("."), metadata=_metadata(out))
+        fig.savefig(buffer, format=out.suffix.lower().lstrip("."), metadata=_metadata(out))
+    write_whole(out, buffer.getvalue())
     return out
 
 

@@ -388,15 +388,17 @@ def write_trace(
     from commsim.report.tables import check_results
 
     check_results(results)  # before the file is opened: nothing half-written
+    from commsim.textfile import whole_file
+
     out = Path(path)
-    if out.suffix == ".gz":
-        with (
-            out.open("wb") as raw,
-            gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as packed,  # no timestamp
-            io.TextIOWrapper(packed, encoding="utf-8") as stream,
-        ):
-            _write(stream, results, max_transfers)
-    else:
-        with out.open("w", encoding="utf-8") as stream:
-            _write(stream, results, max_transfers)
+    with whole_file(out) as raw:  # whole or not at all: an interrupted trace leaves no half file
+        if out.suffix == ".gz":
+            with (
+                gzip.GzipFile(fileobj=raw, mode="wb", filename="", mtime=0) as packed,  # no timestamp
+                io.TextIOWrapper(packed, encoding="utf-8") as stream,
+            ):
+                _write(stream, results, max_transfers)
+        else:
+            with io.TextIOWrapper(raw, encoding="utf-8") as stream:
+                _write(stream, results, max_transfers)
     return out
