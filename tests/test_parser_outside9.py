@@ -6,11 +6,15 @@ and asserts what nccl-tests' own source says the text means.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import parse_nccl_tests
 from commsim.calibrate.parser_command import ONE_PROCESS
 from commsim.calibrate.parser_lines import clean_text
+from commsim.calibrate.validate import validate_file
 from commsim.errors import ParseError
 
 US = 1e-6
@@ -202,3 +206,22 @@ def test_nccl_device_tag_without_its_host_is_no_launcher_prefix() -> None:
     assert clean_text("[3] #  Rank  0 Group  0 Pid 1 on h device  0 [0x1b] NVIDIA H100").prefix_ranks == {
         1: 3
     }
+
+
+# 168: NVIDIA/nccl-tests issue #44 (AlexWang1900): "2 2080ti and NVlink bridge", reduce_perf rows quoted
+# from the 128 B row on (no header, no device list).
+BRIDGED_2080TI = """\
+         128            32   float     sum       0     7.15    0.02    0.02  0e+00     7.06    0.02    0.02  0e+00
+        1024           256   float     sum       0     7.09    0.14    0.14  0e+00     7.09    0.14    0.14  0e+00
+      131072         32768   float     sum       0    23.17    5.66    5.66  0e+00    23.27    5.63    5.63  0e+00
+"""  # noqa: E501
+
+
+def test_one_nvlink_bridged_pair_is_peer_to_peer(tmp_path: Path) -> None:
+    """168: two RTX 2080 Ti on their NVLink bridge (--topology bridged_pairs) talk over the bridge;
+    before, p2p was 'assumed False (stock driver)', PCIe's default, as if the bridge were absent."""
+    path = tmp_path / "bridged.txt"
+    path.write_text(BRIDGED_2080TI)
+    options = RunOptions(gpu="RTX 2080 Ti", nodes=1, board="bridged_pairs")
+    p2p = validate_file(path, options=options, n_ranks=2).inference.facts["p2p"]
+    assert (p2p.value, p2p.assumed) == (True, False)

@@ -287,7 +287,7 @@ def _p2p(
         options.p2p,
         raw,
         spec,
-        has_fabric(spec, board),
+        has_fabric(spec, board) or _one_bridged_pair(spec, board, per_node),
         options.topology.peer_to_peer if options.topology is not None else None,
     )
     if ranks > 1 or not p2p.assumed:  # one rank has no peer: nothing to assume
@@ -296,6 +296,13 @@ def _p2p(
     if host_transport is not None:
         facts["host_transport"] = host_transport
     return p2p
+
+
+def _one_bridged_pair(spec: GpuSpec | None, board: Board | None, per_node: int) -> bool:
+    """Whether a host's ranks are one NVLink-bridged pair: NCCL joins them peer-to-peer over the
+    bridge whatever the driver allows over PCIe (which only hops between pairs would take)."""
+    bridged = board is not None and board.cls == "bridged_pairs"
+    return bridged and spec is not None and spec.bridge is not None and per_node <= 2
 
 
 def _network(
