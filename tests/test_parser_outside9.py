@@ -156,6 +156,12 @@ def test_a_command_after_a_headerless_table_is_not_its_binary() -> None:
     assert [e.source for e in log.collective_evidence] == ["result table (ambiguous)"]
 
 
+def test_a_command_after_the_table_gives_no_launch_facts() -> None:
+    """171: the next test's './broadcast_perf ... -g 2' after the footer is not this run's command
+    (it gave 'one thread drives 2 GPUs (-g 2)'); this run printed none."""
+    assert parse_nccl_tests(NEXT_COMMAND, n_ranks=2, collective="all_gather").command is None
+
+
 def test_the_footer_after_a_headerless_table_names_its_binary() -> None:
     """162: '# Collective test concluded: all_reduce_perf' after the rows is this test's name."""
     log = parse_nccl_tests(FOOTER_NAMES_TEST, n_ranks=16)

@@ -80,7 +80,8 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
     data = reader.data
     data.nccl_version = data.nccl_version or reader.library_version
     data.program = _nearest_program(text.lines, start, end)
-    data.command, data.command_line = find_command(lines, start + 1)
+    table = next((i for i, line in enumerate(lines) if _table_start(line.strip())), len(lines))
+    data.command, data.command_line = find_command(lines[:table], start + 1)  # after it: the next test's
     data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
     data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
     data.settings = read_settings(lines, start + 1)
