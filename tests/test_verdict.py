@@ -375,6 +375,12 @@ def test_gpu_and_nic_on_different_sockets_from_the_matrix() -> None:
         "GPU and NIC on different sockets: GPU1, GPU3 reach every NIC only across the inter-socket link "
         "(SYS in the nvidia-smi topo -m matrix; nccl-tests issue #293)",
     )
+    one = nccl_log(gpu=H100, hosts=2, per_host=2, busbw_GBps=20.0, prelude=prelude)
+    alone = verdict_of(one, RunOptions(nic="ib_ndr", nics_per_node=2, p2p=True)).causes
+    assert alone == (  # ranks on GPU0 and GPU1 of each host: one far GPU, 'reaches' (was 'reach')
+        "GPU and NIC on different sockets: GPU1 reaches every NIC only across the inter-socket link "
+        "(SYS in the nvidia-smi topo -m matrix; nccl-tests issue #293)",
+    )
 
 
 def test_json_carries_the_judgement_for_scripts() -> None:
@@ -446,9 +452,36 @@ def test_below_with_peer_to_peer_known_off_does_not_list_it_as_a_cause_to_look_f
     info = ("Channel 00/0 : 0[0] -> 1[1] via SHM/direct/direct",)
     verdict = verdict_of(nccl_log(busbw_GBps=0.5, info=info))
     assert verdict.kind == "below" and verdict.causes == ()
-    usual = "none of the usual causes (GPU and NIC on different sockets, a slow NIC, few channels)"
+    usual = "none of the usual causes (few channels); peer-to-peer is off, and so is the machine modelled"
     assert usual in verdict.text
-    assert "peer-to-peer is off, and so is the machine modelled" in verdict.text
+
+
+def test_a_one_host_run_below_names_no_nic_or_network_to_look_for() -> None:
+    """Eight A100 on one host use no NIC (NCCL's P2P transport over NVLink): a run far below the
+    model is not told to rule out a NIC on the other socket, a slow NIC or a shared network, as
+    outside/53 (2 RTX 4090 of one host) was."""
+    info = (
+        "Channel 00/0 : 0[0] -> 1[1] via P2P/IPC",
+        "24 coll channels, 24 collnet channels, 0 nvls channels",
+    )
+    verdict = verdict_of(nccl_log(busbw_GBps=60.0, info=info))
+    assert verdict.kind == "below" and verdict.causes == ()
+    tail = "none of the usual causes (peer-to-peer off, few channels): look for a busy GPU or a degraded link"
+    assert tail in verdict.text and "NIC" not in verdict.text and "network" not in verdict.text
+
+
+def test_one_gpu_per_host_names_no_peer_to_peer_to_look_for() -> None:
+    """Two hosts of one GPU each join no GPUs of a host, so peer-to-peer off cannot slow them (as
+    outside/70, 2 x T4 over EFA, was told); the NIC causes remain (NICs per host given: known)."""
+    info = ("Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0",)
+    options = RunOptions(nic="ib_hdr", nics_per_node=1)
+    verdict = verdict_of(nccl_log(hosts=2, per_host=1, busbw_GBps=1.0, info=info), options)
+    assert verdict.kind == "below" and verdict.causes == ()
+    usual = (
+        "none of the usual causes (GPU and NIC on different sockets, a slow NIC, few channels): look for "
+        "a busy GPU, a degraded link or a shared network"
+    )
+    assert usual in verdict.text
 
 
 def test_a_run_below_the_slower_assumption_is_judged_anyway() -> None:

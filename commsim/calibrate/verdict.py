@@ -94,6 +94,7 @@ from commsim.calibrate.verdict_causes import (
     LINE_RATE_SLACK,
     NON_MONOTONE_LIMIT,
     SLOW_NIC,
+    across_nodes,
     falling_bandwidth,
     large_indices,
     non_monotone,
@@ -269,7 +270,8 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
     head = f"{1 / ratio:.1f}x below what this machine should reach {where}"
     if latency:
         head = _latency_text(validation, f"latency {1 / ratio:.1f}x higher than modelled", where, "too low")
-    text_ = _below_text(head, causes, lines, has_matrix, p2p_off) + _choice_text(validation)
+    scope = (across_nodes(validation), _hosts_share(validation))
+    text_ = _below_text(head, causes, lines, has_matrix, p2p_off, scope) + _choice_text(validation)
     return Verdict("below", ratio, causes, (), notes, text_ + fallen + miss)
 
 
@@ -389,22 +391,30 @@ def _below_text(
     lines: list[tuple[int, str]],
     has_matrix: bool,
     p2p_off: bool = False,
+    scope: tuple[bool, bool] = (True, True),
 ) -> str:
     """The below verdict after its ``head``: the causes the log shows, or what to run again to see one
     (not a matrix the user already gave, with the log or as ``--topology``). Peer-to-peer known off is
-    in the machine modelled (through host memory), so it is not a cause of running below it."""
+    in the machine modelled (through host memory), so it is not a cause of running below it. ``scope``
+    is (the run crosses hosts, a host runs several ranks): the usual causes named are those that
+    could apply, no NIC on one host and no peer-to-peer with one GPU per host."""
     if causes:
         return f"{head}; causes the log shows: " + "; ".join(causes)
+    network, shared = scope  # one host: a run below the model has no NIC or network to blame
     if any("NCCL INFO" in text for _, text in lines):
         usual = ", ".join(
             c
-            for c in ("GPU and NIC on different sockets", "peer-to-peer off", "a slow NIC", "few channels")
-            if not (p2p_off and c == "peer-to-peer off")
+            for c, applies in (
+                ("GPU and NIC on different sockets", network),
+                ("peer-to-peer off", shared and not p2p_off),
+                ("a slow NIC", network),
+                ("few channels", True),
+            )
+            if applies
         )
         modelled = "; peer-to-peer is off, and so is the machine modelled" if p2p_off else ""
-        return (
-            f"{head}; the log shows none of the usual causes ({usual}){modelled}: look for a busy GPU, "
-            "a degraded link or a shared network"
-        )
+        look = "a busy GPU, a degraded link or a shared network"
+        look = look if network else "a busy GPU or a degraded link"
+        return f"{head}; the log shows none of the usual causes ({usual}){modelled}: look for {look}"
     more = "" if has_matrix else " and include nvidia-smi topo -m"
     return f"{head}; the log shows no cause: run it again with NCCL_DEBUG=INFO{more} to see one"

@@ -192,6 +192,11 @@ def causes(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
     return out
 
 
+def _reach(gpus: Sequence[str]) -> str:
+    """The verb for ``gpus``: ``gpu0 reaches``, ``gpu0, gpu1 reach``."""
+    return "reaches" if len(gpus) == 1 else "reach"
+
+
 def _far_nic(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
     log = validation.log
     used = sorted({d for devices in log.placement.values() for d in devices}) or None
@@ -199,7 +204,7 @@ def _far_nic(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
     far = signs.far_nic_gpus(log.topo_matrix, used)
     if far:
         out.append(
-            f"GPU and NIC on different sockets: {', '.join(far)} reach every NIC only across the "
+            f"GPU and NIC on different sockets: {', '.join(far)} {_reach(far)} every NIC only across the "
             "inter-socket link (SYS in the nvidia-smi topo -m matrix; nccl-tests issue #293)"
         )
     elif across_nodes(validation):
@@ -208,8 +213,8 @@ def _far_nic(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
         far_given = signs.far_nic_gpus_in(topo, box_ranks)
         if far_given:
             out.append(
-                f"GPU and NIC on different sockets: {', '.join(far_given)} reach every NIC only across "
-                "the inter-socket link in the machine given (nccl-tests issue #293)"
+                f"GPU and NIC on different sockets: {', '.join(far_given)} {_reach(far_given)} every NIC "
+                "only across the inter-socket link in the machine given (nccl-tests issue #293)"
             )
     refused = signs.gdr_refused(lines)
     if refused is not None:
