@@ -231,3 +231,21 @@ def test_one_nvlink_bridged_pair_is_peer_to_peer(tmp_path: Path) -> None:
     options = RunOptions(gpu="RTX 2080 Ti", nodes=1, board="bridged_pairs")
     p2p = validate_file(path, options=options, n_ranks=2).inference.facts["p2p"]
     assert (p2p.value, p2p.assumed) == (True, False)
+
+
+def test_pre_2020_all_gather_bandwidths_are_named_once_not_flagged_per_row() -> None:
+    """171 (NCCL 2.6.4, early 2020): algbw = size / time x (n-1)/n and busbw = algbw, as nccl-tests'
+    all_gather printed them until NVIDIA/nccl-tests issue #45 (June 2020): 65536 B / 16.57 us / 2 =
+    1.98 GB/s. Before, every row 'disagreed' (23 warnings); now one warning names the old definition."""
+    log = parse_nccl_tests(NEXT_COMMAND, n_ranks=2, collective="all_gather")
+    assert not [w for w in log.warnings if "disagrees with size / time" in w]
+    assert [w for w in log.warnings if "before June 2020" in w] == [
+        "the printed algbw is size / time x 0.5 and busbw = algbw, as nccl-tests' all_gather printed them "
+        "before June 2020 (NVIDIA/nccl-tests issue #45); the times are the same"
+    ]
+
+
+def test_todays_all_gather_bandwidths_raise_no_pre_2020_note() -> None:
+    """152's rows (algbw = size / time, busbw = algbw x 15/16): no note of the old definition."""
+    log = parse_nccl_tests(A3_ROWS, n_ranks=16)
+    assert not [w for w in log.warnings if "before June 2020" in w or "disagrees" in w]

@@ -20,6 +20,7 @@ __all__ = [
     "ALGBW_FACTORS",
     "BUSBW_FACTORS",
     "GBPS",
+    "LEGACY_ALGBW",
     "SLACK",
     "Measured",
     "Printed",
@@ -172,6 +173,12 @@ def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: 
     known = ranks > 0 and collective is not None
     alg = ALGBW_FACTORS.get(collective or "", _one)(ranks) if known else 1.0
     bus = BUSBW_FACTORS[collective](ranks) if known and collective in BUSBW_FACTORS else None
+    if known and collective in LEGACY_ALGBW and ranks > 1 and _legacy(measured, ranks):
+        return [
+            f"the printed algbw is size / time x {_ring(ranks):.4g} and busbw = algbw, as nccl-tests' "
+            f"{collective} printed them before June 2020 (NVIDIA/nccl-tests issue #45); the times are "
+            "the same"
+        ]
     alg_why = f" x {alg:.4g}" if alg != 1.0 else ""
     warnings: list[str] = []
     rows: list[tuple[int, str]] = []
@@ -188,6 +195,21 @@ def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: 
             f"{rest[-1][0]}); if every row disagrees, check the number of ranks ({ranks}) and the collective"
         )
     return warnings
+
+
+LEGACY_ALGBW = frozenset({"all_gather", "reduce_scatter"})
+"""Collectives whose nccl-tests algbw counted only the n-1 blocks a rank receives until June 2020
+(NVIDIA/nccl-tests issue #45): algbw = size / time x (n-1)/n and busbw = algbw; since then algbw =
+size / time and busbw = algbw x (n-1)/n, the same busbw."""
+
+
+def _legacy(measured: list[Measured], ranks: int) -> bool:
+    """Whether every row with a nonzero algbw follows the old definition and some disagree with today's."""
+    informative = [m for m in measured if m.nbytes > 0 and m.algbw.value > 0 and not math.isnan(m.time.value)]
+    factor = _ring(ranks)
+    old = all(_check(m, "algbw", m.algbw, factor, "") is None for m in informative)
+    old = old and all(_check(m, "busbw", m.busbw, factor, "") is None for m in informative)
+    return bool(informative) and old and any(_check(m, "algbw", m.algbw, 1.0, "") for m in informative)
 
 
 _MAX_ROW_WARNINGS = 3
