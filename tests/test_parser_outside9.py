@@ -249,3 +249,18 @@ def test_todays_all_gather_bandwidths_raise_no_pre_2020_note() -> None:
     """152's rows (algbw = size / time, busbw = algbw x 15/16): no note of the old definition."""
     log = parse_nccl_tests(A3_ROWS, n_ranks=16)
     assert not [w for w in log.warnings if "before June 2020" in w or "disagrees" in w]
+
+
+def test_old_rows_without_redop_or_root_fields_rule_out_reducing_and_rooted_collectives() -> None:
+    """167 and 171: an old row without redop and root (nccl-tests printed them blank for collectives
+    without a reduction or a root) rules out all_reduce, reduce_scatter, reduce and broadcast, as an
+    old header without those columns does. 171's rows (busbw = algbw = size / time x 1/2, 2 ranks by
+    the count column) leave all_gather as printed before June 2020, send_recv and hypercube; before,
+    'all_reduce, broadcast, reduce, send_recv and hypercube fit'. 167's (busbw/algbw 7/8, 8 ranks)
+    leave the four collectives that divide their buffer."""
+    old_gather = parse_nccl_tests(NEXT_COMMAND).collective_evidence[0]
+    assert old_gather.value == ("all_gather", "send_recv", "hypercube")
+    assert "no redop or root field in the old-format rows from line 1" in old_gather.text
+    assert "all_gather as nccl-tests printed it before June 2020" in old_gather.text
+    old_alltoall = parse_nccl_tests(OLD_ALLTOALL_ROWS).collective_evidence[0]
+    assert old_alltoall.value == ("all_gather", "all_to_all", "gather", "scatter")

@@ -27,6 +27,7 @@ __all__ = [
     "algbw_agrees",
     "average_warnings",
     "bandwidth_warnings",
+    "legacy_algbw",
     "printed",
 ]
 
@@ -173,7 +174,7 @@ def bandwidth_warnings(measured: list[Measured], collective: str | None, ranks: 
     known = ranks > 0 and collective is not None
     alg = ALGBW_FACTORS.get(collective or "", _one)(ranks) if known else 1.0
     bus = BUSBW_FACTORS[collective](ranks) if known and collective in BUSBW_FACTORS else None
-    if known and collective in LEGACY_ALGBW and ranks > 1 and _legacy(measured, ranks):
+    if known and collective in LEGACY_ALGBW and ranks > 1 and legacy_algbw(measured, ranks):
         return [
             f"the printed algbw is size / time x {_ring(ranks):.4g} and busbw = algbw, as nccl-tests' "
             f"{collective} printed them before June 2020 (NVIDIA/nccl-tests issue #45); the times are "
@@ -203,7 +204,7 @@ LEGACY_ALGBW = frozenset({"all_gather", "reduce_scatter"})
 size / time and busbw = algbw x (n-1)/n, the same busbw."""
 
 
-def _legacy(measured: list[Measured], ranks: int) -> bool:
+def legacy_algbw(measured: list[Measured], ranks: int) -> bool:
     """Whether every row with a nonzero algbw follows the old definition and some disagree with today's."""
     informative = [m for m in measured if m.nbytes > 0 and m.algbw.value > 0 and not math.isnan(m.time.value)]
     factor = _ring(ranks)

@@ -70,7 +70,7 @@ from typing import NamedTuple
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import COLLECTIVES, NcclTestsRow, normalise_collective
-from commsim.calibrate.parser_bandwidth import BUSBW_FACTORS, Measured
+from commsim.calibrate.parser_bandwidth import BUSBW_FACTORS, LEGACY_ALGBW, Measured, legacy_algbw
 from commsim.calibrate.parser_common import ColumnHeader
 from commsim.calibrate.parser_ranks import (
     EXACT_SOURCES,
@@ -246,8 +246,11 @@ def table_fit(
     if says_nothing:
         return TableFit(candidates, True, None)
     first = min((row.line for row in rows), default=None)
-    absent = (header.line, missing) if header is not None and missing else None
+    absent = (header.line, missing, header.headerless) if header is not None and missing else None
     text = _describe(pairs, (redops, roots, checked, absent), (ranks, at_least, ranks_how), candidates)
+    legacy = [c for c in candidates if c in LEGACY_ALGBW and ranks is not None and ranks > 1]
+    if legacy and legacy_algbw(pairs, ranks or 0):
+        text += f" ({' and '.join(legacy)} as nccl-tests printed it before June 2020: busbw = algbw)"
     if len(candidates) == 1:
         return TableFit(candidates, False, Evidence(candidates[0], TABLE, first, text))
     return TableFit(candidates, False, Evidence(candidates, TABLE_AMBIGUOUS, first, text))
@@ -283,6 +286,8 @@ def _ratio_bounds(m: Measured) -> tuple[float, float]:
 def _factor_fits(name: str, pairs: list[Measured], ranks: int | None, at_least: int) -> bool:
     if not pairs:
         return True
+    if ranks is not None and name in LEGACY_ALGBW and ranks > 1 and legacy_algbw(pairs, ranks):
+        return True  # busbw = algbw = size / time x (n-1)/n: nccl-tests before June 2020
     if ranks is not None:
         factor = BUSBW_FACTORS[name](ranks)
         return all(low <= factor <= high for low, high in map(_ratio_bounds, pairs))
@@ -307,7 +312,7 @@ def _root_fits(name: str, roots: set[int]) -> bool:
 
 def _describe(
     pairs: list[Measured],
-    columns: tuple[set[str], set[int], bool | None, tuple[int, tuple[str, ...]] | None],
+    columns: tuple[set[str], set[int], bool | None, tuple[int, tuple[str, ...], bool] | None],
     rank_facts: tuple[int | None, int, str],
     candidates: tuple[str, ...],
 ) -> str:
@@ -329,8 +334,13 @@ def _describe(
     if roots:
         parts.append(f"root {'/'.join(map(str, sorted(roots)))}")
     if absent is not None:
-        line, missing = absent
-        parts.append(f"no {' or '.join(missing)} column in the old-format column header (line {line})")
+        line, missing, headerless = absent
+        where = (
+            f"field in the old-format rows from line {line} (no header above them)"
+            if headerless
+            else (f"column in the old-format column header (line {line})")
+        )
+        parts.append(f"no {' or '.join(missing)} {where}")
     if checked is not None:
         parts.append(
             "in-place #wrong counted (send_recv and all_to_all print N/A there)"

@@ -35,6 +35,7 @@ class ColumnHeader(NamedTuple):
 
     line: int
     names: frozenset[str]
+    headerless: bool = False  # the standard layout of rows quoted without their header
 
 
 @dataclass

@@ -370,6 +370,8 @@ class TextReader:
         rows, self.headerless = self.headerless, []
         layout, how = headerless_layout(rows, self.units_per_s, self._fail)
         self.layout = layout
+        names = frozenset(column.name for column in layout.columns)
+        self.data.column_header = ColumnHeader(rows[0][0], names, headerless=True)
         for number, tokens in rows:
             read = self._headerless_row(number, tokens, layout, last=number == rows[-1][0])
             if read is not None:
