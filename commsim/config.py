@@ -138,7 +138,7 @@ class TopologyRef(pydantic.BaseModel):
 class Scenario(_Strict):
     """A scenario file."""
 
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
     topology: str | TopologyRef
     overrides: Overrides = Field(default_factory=dict)

@@ -122,6 +122,7 @@ FILE_CASES: list[tuple[str, str, list[str]]] = [
         GOOD + "ranks: []\n",  # was reported at the algorithm entry, as "needs at least 2 ranks, got 0"
         ["{path}:5:8: ranks: ranks [] name 0 GPU(s); a collective needs at least 2, e.g. [gpu0, gpu1]"],
     ),
+    ("run", GOOD.replace("name: x", "name: ''"), ["{path}:1:7: name: expected text of at least 1 character"]),
     # a cluster in a scenario file (as in training and sweep files): its fields are the builder's
     (
         "run",

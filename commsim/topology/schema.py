@@ -149,7 +149,7 @@ class LinkSpec(_Strict):
 class TopologySpec(_Strict):
     """A machine description file."""
 
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
     peer_to_peer: bool = True
     nccl: dict[str, Any] | None = None

@@ -181,7 +181,7 @@ class SyncEntry(AlgorithmEntry):
 class TrainingScenario(_Strict):
     """A training scenario file."""
 
-    name: str
+    name: str = Field(min_length=1)
     description: str = ""
     workload: WorkloadSpec
     topology: str | dict[str, Any]
