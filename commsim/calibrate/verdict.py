@@ -245,7 +245,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
         text_ = (
             f"cannot judge: the machine is partly assumed ({names}); measured busbw {where} is "
-            f"{ratio:.2f}x the model's for the assumed machine; give the options named to judge it"
+            f"{ratio:.2f}x the model's for the assumed machine; {_how_to_give(assumed)}"
         )
         return Verdict("cannot_judge", ratio, (), (), notes, text_ + fallen)
     aside = "".join(f"; note: {n}" for n in notes)
@@ -355,6 +355,23 @@ def _host_transport_text(validation: Validation, ratio: float, where: str) -> st
         f"{head} with GPU peer-to-peer off leaves the GPUs of a host only {net}: it prices their "
         f"traffic through host memory; measured busbw {where} is {ratio:.2f}x that figure"
     )
+
+
+_NO_OPTION = {"net_protocol": "run it again with NCCL_DEBUG=INFO, where aws-ofi-nccl prints it"}
+"""How to learn an assumed fact no option gives (``net_protocol``: :mod:`~commsim.calibrate.infer_ofi`)."""
+
+
+def _how_to_give(assumed: list[Fact]) -> str:
+    """What settles the ``assumed`` facts: the options named, and for a fact without one how the log
+    would show it (``give the options named`` alone read as if an option gave every one)."""
+    ways = "; ".join(
+        f"{f.name} has no option: {_NO_OPTION.get(f.name, 'only a log that shows it settles it')}"
+        for f in assumed
+        if not f.option
+    )
+    if not ways:
+        return "give the options named to judge it"
+    return ways if all(not f.option for f in assumed) else f"give the options named to judge it ({ways})"
 
 
 def _below_either_way(fact: Fact, ratio: float) -> bool:
