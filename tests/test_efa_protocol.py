@@ -190,7 +190,7 @@ def test_an_assumed_protocol_withholds_a_verdict_drawn_from_small_sizes_only() -
     sets: no verdict. 74 (2 x p5, up to 16 GiB) is judged at large sizes, where the protocol's few us per
     step do not count: its verdict stands."""
     small = _outside("97_B200-AWS-p6-2node-EFA-allreduce-small.txt").verdict()
-    assert small.startswith("cannot judge: the machine is partly assumed (net_protocol)")
+    assert small.startswith("cannot judge: the machine is partly assumed (net_protocol (--net-protocol))")
     assert (
         _outside("74_H100-p5-2node-allreduce-16GiB-EFA-nodevices.txt").verdict()
         == "as expected for this machine"

@@ -35,13 +35,25 @@ from __future__ import annotations
 import re
 
 from commsim.calibrate.evidence import Evidence, Fact
+from commsim.calibrate.infer_layout import InferenceError
 from commsim.calibrate.settings import RunSettings, setting, setting_value
 from commsim.hardware import GpuSpec
 
-__all__ = ["OFI_PROTOCOLS", "RDMA_SINCE", "efa_protocol", "infer_ofi_protocol", "plugin_release"]
+__all__ = [
+    "OFI_PROTOCOLS",
+    "OPTION",
+    "RDMA_SINCE",
+    "check_net_protocol",
+    "efa_protocol",
+    "infer_ofi_protocol",
+    "plugin_release",
+]
 
 OFI_PROTOCOLS = ("sendrecv", "rdma")
 """aws-ofi-nccl's protocols, as the fact names them."""
+
+OPTION = "--net-protocol"
+"""The option that gives the protocol when the log does not show it."""
 
 RDMA_SINCE = (1, 7, 0)
 """The aws-ofi-nccl release that added the RDMA protocol (v1.7.0-aws)."""
@@ -75,15 +87,43 @@ def _protocol_line(raw: str) -> Evidence | None:
 
 
 def efa_protocol(
-    nic: str | None, settings: RunSettings, raw: str, version: Fact | None, spec: GpuSpec | None
+    nic: str | None,
+    settings: RunSettings,
+    raw: str,
+    version: Fact | None,
+    spec: GpuSpec | None,
+    given: str | None = None,
+    warnings: list[str] | None = None,
 ) -> Fact | None:
-    """The ``net_protocol`` fact of a run whose hosts talk over EFA (link kind ``nic``), else None."""
+    """The ``net_protocol`` fact of a run whose hosts talk over EFA (link kind ``nic``), else None.
+
+    ``given`` (``--net-protocol``) wins over the log, which is warned about when it disagrees; given
+    for a run that is not on EFA, it is said to be unused.
+    """
     from commsim.topology.linkkinds import LINK_KINDS
 
+    check_net_protocol(given)
     if nic is None or LINK_KINDS[nic].transport != "efa":
+        if given is not None and warnings is not None:
+            why = "the run crosses no network" if nic is None else f"its network ({nic}) is not AWS EFA"
+            warnings.append(f"{OPTION} {given} is not used: {why}")
         return None
     arch = spec.arch if spec is not None else "unknown"
-    return infer_ofi_protocol(settings, raw, version, arch)
+    found = infer_ofi_protocol(settings, raw, version, arch)
+    if given is None:
+        return found
+    if warnings is not None and not found.assumed and found.value != given:
+        sources = ", ".join(e.describe() for e in found.evidence[:2])
+        warnings.append(
+            f"{OPTION} {given} disagrees with the log's {found.value} ({sources}); using {OPTION}"
+        )
+    return Fact("net_protocol", given, (Evidence(given, f"option {OPTION}"),), option=OPTION)
+
+
+def check_net_protocol(value: str | None) -> None:
+    """Refuse a ``--net-protocol`` that is not one of :data:`OFI_PROTOCOLS`."""
+    if value is not None and value not in OFI_PROTOCOLS:
+        raise InferenceError(f"{OPTION} {value!r}: valid: {', '.join(OFI_PROTOCOLS)}")
 
 
 def infer_ofi_protocol(settings: RunSettings, raw: str, version: Fact | None, arch: str) -> Fact:
@@ -102,17 +142,17 @@ def infer_ofi_protocol(settings: RunSettings, raw: str, version: Fact | None, ar
     """
     shown = _protocol_line(raw)
     if shown is not None:
-        return Fact("net_protocol", shown.value, (shown,), note="aws-ofi-nccl prints the protocol it uses")
+        note = "aws-ofi-nccl prints the protocol it uses"
+        return Fact("net_protocol", shown.value, (shown,), option=OPTION, note=note)
     chosen = setting(settings, "OFI_NCCL_PROTOCOL")
     value = (setting_value(chosen) or "").lower()
     if chosen is not None and value in OFI_PROTOCOLS:
-        return Fact(
-            "net_protocol", value, (chosen,), note="OFI_NCCL_PROTOCOL chooses aws-ofi-nccl's protocol"
-        )
+        note = "OFI_NCCL_PROTOCOL chooses aws-ofi-nccl's protocol"
+        return Fact("net_protocol", value, (chosen,), option=OPTION, note=note)
     release = plugin_release(raw)
     if release is not None and release[0] < RDMA_SINCE:
         note = "aws-ofi-nccl before 1.7.0 has no other protocol (its RDMA protocol came with v1.7.0-aws)"
-        return Fact("net_protocol", "sendrecv", (release[1],), note=note)
+        return Fact("net_protocol", "sendrecv", (release[1],), note=note, option=OPTION)
     old = _old_nccl(version)
     if old is not None:
         return old
@@ -130,7 +170,7 @@ def _old_nccl(version: Fact | None) -> Fact | None:
         f"NCCL {version.value} loads aws-ofi-nccl through the v4 net API or an older one, where the "
         "plugin runs SENDRECV only (its RDMA protocol needs v5's connect, NCCL 2.12 on)"
     )
-    return Fact("net_protocol", "sendrecv", version.evidence, note=note)
+    return Fact("net_protocol", "sendrecv", version.evidence, note=note, option=OPTION)
 
 
 def _by_platform(settings: RunSettings, release: tuple[tuple[int, int, int], Evidence] | None) -> Fact | None:
@@ -141,10 +181,10 @@ def _by_platform(settings: RunSettings, release: tuple[tuple[int, int, int], Evi
         return None
     if name in _SENDRECV_PLATFORMS:
         note = f"aws-ofi-nccl runs SENDRECV on {name} in every release (4 or fewer EFA for 8 GPUs)"
-        return Fact("net_protocol", "sendrecv", (platform,), note=note)
+        return Fact("net_protocol", "sendrecv", (platform,), note=note, option=OPTION)
     if name in _RDMA_PLATFORMS and release is not None:
         note = f"aws-ofi-nccl {release[1].value} (1.7.0 or later) runs RDMA on {name} unless told otherwise"
-        return Fact("net_protocol", "rdma", (platform, release[1]), note=note)
+        return Fact("net_protocol", "rdma", (platform, release[1]), note=note, option=OPTION)
     return None
 
 
@@ -156,9 +196,9 @@ def _assumed(arch: str) -> Fact:
             f"{arch} EFA instances (p5, p5en, p6) since aws-ofi-nccl 1.7.0 (with NCCL_DEBUG=INFO the plugin "
             "prints it)"
         )
-        return Fact("net_protocol", "rdma", (), assumed=True, note=note)
+        return Fact("net_protocol", "rdma", (), assumed=True, note=note, option=OPTION)
     note = (
         "the log shows neither aws-ofi-nccl's protocol nor its release: SENDRECV assumed, the default on "
         "EFA instances before p5 (p3dn, p4d, p4de, g4dn) (with NCCL_DEBUG=INFO the plugin prints it)"
     )
-    return Fact("net_protocol", "sendrecv", (), assumed=True, note=note)
+    return Fact("net_protocol", "sendrecv", (), assumed=True, note=note, option=OPTION)

@@ -80,6 +80,9 @@ class RunOptions:
     nvlink_domain : str, optional
         ``"shared"`` or ``"separate"`` (``--nvlink-domain``): whether the hosts of a GB200/GB300 run
         share NVLink domains (NVL72 racks) or each is its own, reaching the others over its NICs.
+    net_protocol : str, optional
+        ``"sendrecv"`` or ``"rdma"`` (``--net-protocol``): the protocol aws-ofi-nccl ran AWS EFA with
+        (:mod:`~commsim.calibrate.infer_ofi`).
     topology : Topology, optional
         The machine of one host (``--topology``); several hosts make a cluster of it.
     devices : tuple of int, optional
@@ -105,6 +108,7 @@ class RunOptions:
     nccl_version: str | None = None
     topology: Topology | None = None
     nvlink_domain: str | None = None
+    net_protocol: str | None = None
     devices: tuple[int, ...] | None = None
     board: str | None = None
     topology_option: str = "--topology"
@@ -236,7 +240,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     board, boxes = _domains(log, raw, options, board, layout, ranks, facts, warnings)
     nic, nics = _network(settings, options, spec, board, per_node, facts) if boxes > 1 else (None, 0)
     facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
-    protocol = efa_protocol(nic, settings, raw, facts["nccl_version"], spec)
+    protocol = efa_protocol(nic, settings, raw, facts["nccl_version"], spec, options.net_protocol, warnings)
     if protocol is not None:
         facts["net_protocol"] = protocol
     choices, algorithms, protocols, unmodelled = forced_choices(

@@ -72,6 +72,14 @@ NvlinkDomain = Annotated[
         "(assumed).",
     ),
 ]
+NetProtocol = Annotated[
+    str | None,
+    typer.Option(
+        "--net-protocol",
+        help="The protocol aws-ofi-nccl ran AWS EFA with: sendrecv or rdma (p5/p6 since plugin 1.7). "
+        "Default: the plugin's INFO lines, else the instance generation's default (assumed).",
+    ),
+]
 Devices = Annotated[
     str | None,
     typer.Option(
@@ -112,6 +120,7 @@ def validate(
     proto: Proto = None,
     nccl_version: NcclVersion = None,
     nvlink_domain: NvlinkDomain = None,
+    net_protocol: NetProtocol = None,
     devices: Devices = None,
     calibrated: Annotated[
         Path | None, typer.Option(help="Calibrated topology from 'commsim calibrate'.")
@@ -145,6 +154,7 @@ def validate(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
     options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
+    options = _with_net_protocol(options, net_protocol)
     options = replace(
         options, board=board_class(topology), topology_option=_machine_option(calibrated, nccl_topo)
     )
@@ -241,6 +251,17 @@ def _options(
     )
 
 
+def _with_net_protocol(options: RunOptions, net_protocol: str | None) -> RunOptions:
+    """``options`` with ``--net-protocol``, refused unless it names one of aws-ofi-nccl's protocols."""
+    from commsim.calibrate.infer_ofi import OFI_PROTOCOLS
+
+    if net_protocol is None:
+        return options
+    if net_protocol not in OFI_PROTOCOLS:
+        raise CommsimError(f"--net-protocol {net_protocol!r}: valid: {', '.join(OFI_PROTOCOLS)}")
+    return replace(options, net_protocol=net_protocol)
+
+
 def _with_nvlink_domain(options: RunOptions, nvlink_domain: str | None) -> RunOptions:
     """``options`` with ``--nvlink-domain``, refused unless it names one of its values."""
     from dataclasses import replace
@@ -309,6 +330,7 @@ def calibrate(
     proto: Proto = None,
     nccl_version: NcclVersion = None,
     nvlink_domain: NvlinkDomain = None,
+    net_protocol: NetProtocol = None,
     devices: Devices = None,
     collective: Collective = None,
     fit_param: Annotated[
@@ -328,6 +350,7 @@ def calibrate(
         topo, nic, gpus, nodes, gpus_per_node, nics_per_node, gpu, p2p, algo, proto, nccl_version
     )
     options = _with_devices(_with_nvlink_domain(options, nvlink_domain), devices)
+    options = _with_net_protocol(options, net_protocol)
     options = replace(options, board=board_class(topology), topology_option=_machine_option(None, nccl_topo))
     validations = [
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)
