@@ -420,10 +420,26 @@ def parse_nccl_tests_runs(
         tables = [read_json_run(cleaned.lines, source)]
     else:
         tables = read_text_runs(cleaned, source)
+        if cleaned.hidden_header is not None and not any(data.rows for data in tables):
+            _refuse_hidden_header(*cleaned.hidden_header, source)
     found = [series for data in tables for series in split_series(data)]
     return [
         finish_log(data, collective, n_ranks, index, name_hint) for index, data in enumerate(found, start=1)
     ]
+
+
+def _refuse_hidden_header(line: int, prefix: str, source: str | None) -> None:
+    """Refuse a log whose column header follows a line prefix no reader removes."""
+    shown = prefix.strip()
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise ParseError(
+        f"no result rows found: a table's column header is at line {line}, but its lines start "
+        f"with {shown!r}, which is not a launcher prefix commsim knows (mpirun --tag-output's "
+        "'[1,0]<stdout>:', srun --label's '0:', mpiexec -prepend-rank's '[0]', 'rank 0:', Ray's "
+        "'(name pid=N)', a time stamp); remove it from every line and run again",
+        source=source,
+        line=line,
+    )
 
 
 def describe_runs(runs: list[NcclTestsLog]) -> str:

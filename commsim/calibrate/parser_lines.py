@@ -3,10 +3,11 @@
 
 Launchers put a prefix before each line (``mpirun --tag-output``'s
 ``[1,15]<stdout>:``, ``srun --label``'s ``15:``, ``mpiexec -prepend-rank``'s
-``[15]``, a time stamp): it is removed and the rank it names kept. NCCL's
-debug lines start ``host:pid:tid [dev] NCCL INFO``; quoted without their
-``host:pid:tid`` (``[1] NCCL INFO Channel 00/0 ...``) the bracket is the CUDA
-device, not a launcher's rank.
+``[15]``, a time stamp, Ray's worker prefix ``(<actor or task> pid=N, ip=...)``
+as SkyPilot writes it, ``(head, rank=0, pid=3808)``): it is removed and the
+rank it names kept. NCCL's debug lines start ``host:pid:tid [dev] NCCL INFO``;
+quoted without their ``host:pid:tid`` (``[1] NCCL INFO Channel 00/0 ...``)
+the bracket is the CUDA device, not a launcher's rank.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import itertools
 import re
 from typing import NamedTuple
 
-__all__ = ["CleanText", "clean_lines", "clean_text", "find_topo_matrix"]
+__all__ = ["CleanText", "clean_lines", "clean_text", "find_topo_matrix", "unknown_prefix"]
 
 
 _COMMENTARY = re.compile(r"^\s*##(?:\s|$)")
@@ -27,6 +28,10 @@ _PREFIXES = (
     re.compile(r"^\s*\[(?P<rank>\d+)\](?![ \t]+NCCL[ \t])(?:[ \t]|$)"),
     re.compile(r"^\s*(?P<rank>\d+):(?:[ \t]|$)"),  # srun --label
     re.compile(r"^\s*rank\s*(?P<rank>\d+)\s*:[ \t]?", re.IGNORECASE),
+    # Ray prints a worker's output after '(pid=N)', '(Name pid=N, ip=A)'
+    # (docs.ray.io, "Configuring Logging"); SkyPilot's '(head, rank=0, pid=N)'
+    # names its node rank, a lower bound on the process ranks, like the others.
+    re.compile(r"^\s*\((?=[^()]*\bpid=\d+)(?:[^()]*?\brank=(?P<rank>\d+))?[^()]*\)(?:[ \t]|$)"),
     re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"),
 )
 
@@ -35,11 +40,32 @@ class CleanText(NamedTuple):
     """A log's lines with commentary blanked and launcher prefixes removed.
 
     ``prefix_ranks`` maps a line number to the rank its MPI or Slurm prefix
-    named (``[1,15]<stdout>:`` or ``15:`` -> 15).
+    named (``[1,15]<stdout>:`` or ``15:`` -> 15). ``hidden_header`` is the
+    first line holding a column header after text no known prefix matched,
+    and that text: ``(12, 'node-0 | ')``, for the refusal to name.
     """
 
     lines: list[str]
     prefix_ranks: dict[int, int]
+    hidden_header: tuple[int, str] | None = None
+
+
+_INNER_HEADER = re.compile(r"#?\s*(?:size|bytes)\s.*\balgbw\b", re.IGNORECASE)
+"""A column header (``#  size  count  type ... algbw``) anywhere in a line."""
+
+
+def unknown_prefix(line: str) -> str | None:
+    """The text before a column header that does not start ``line``, or None.
+
+    A launcher prefix commsim does not know hides the whole table from the
+    readers; this finds what to name in the refusal.
+    """
+    if "algbw" not in line.lower():
+        return None
+    match = _INNER_HEADER.search(line)
+    if match is None or not line[: match.start()].strip():
+        return None
+    return line[: match.start()]
 
 
 def clean_text(text: str) -> CleanText:
@@ -49,6 +75,7 @@ def clean_text(text: str) -> CleanText:
     """
     cleaned: list[str] = []
     ranks: dict[int, int] = {}
+    hidden: tuple[int, str] | None = None
     for number, line in enumerate(text.splitlines(), start=1):
         if _COMMENTARY.match(line):
             cleaned.append("")
@@ -57,7 +84,9 @@ def clean_text(text: str) -> CleanText:
         cleaned.append(line)
         if rank is not None:
             ranks[number] = rank
-    return CleanText(cleaned, ranks)
+        prefix = unknown_prefix(line) if hidden is None else None
+        hidden = (number, prefix) if prefix is not None else hidden
+    return CleanText(cleaned, ranks, hidden)
 
 
 _BRACKETED = re.compile(r"\[[\d,]+\](?:<(?:stdout|stderr)>:)?")

@@ -1,0 +1,83 @@
+# ruff: noqa: E501  (the logs are quoted as nccl-tests prints them)
+"""Public nccl-tests logs of out-of-sample probe 8 (notes/outside8) the reader got wrong.
+
+Each test holds a real excerpt inline (the probe's file number and ``## source:`` in the docstring or
+comment) and asserts what the text means.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from commsim.calibrate.parser import parse_nccl_tests
+from commsim.calibrate.parser_lines import clean_text
+from commsim.errors import ParseError
+
+# 125: SkyPilot docs page "Using High-Performance GPU Networking on GCP and GKE with SkyPilot"
+# (examples/gcp_gpu_direct_tcpx README), section "Running nccl_rdma_gke_h200.yaml on SkyPilot":
+# 2 x a3-ultragpu-8g (16 H200). Every line carries SkyPilot's Ray prefix before mpirun's
+# --tag-output tag; the header, the device list, the first and last of its 24 rows and the footer.
+RAY_PREFIXED = """\
+(head, rank=0, pid=3808) All nodes: 10.100.9.12:8,10.100.10.12:8
+(worker1, rank=1, pid=2769, ip=10.100.10.12) Worker nodes
+(head, rank=0, pid=3808) [1,0]<stdout>:# nThread 1 nGpus 1 minBytes 1024 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 100 agg iters: 1 validation: 1 graph: 0
+(head, rank=0, pid=3808) [1,0]<stdout>:#
+(head, rank=0, pid=3808) [1,0]<stdout>:# Using devices
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  0 Group  0 Pid   7774 on nc-d87e1263-head device  0 [0000:8f:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  1 Group  0 Pid   7775 on nc-d87e1263-head device  1 [0000:90:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  2 Group  0 Pid   7776 on nc-d87e1263-head device  2 [0000:96:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  3 Group  0 Pid   7778 on nc-d87e1263-head device  3 [0000:97:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  4 Group  0 Pid   7783 on nc-d87e1263-head device  4 [0000:c4:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  5 Group  0 Pid   7786 on nc-d87e1263-head device  5 [0000:c5:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  6 Group  0 Pid   7789 on nc-d87e1263-head device  6 [0000:cb:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  7 Group  0 Pid   7792 on nc-d87e1263-head device  7 [0000:cc:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  8 Group  0 Pid   4926 on nc-d87e1263-worker1 device  0 [0000:8f:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank  9 Group  0 Pid   4927 on nc-d87e1263-worker1 device  1 [0000:90:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank 10 Group  0 Pid   4928 on nc-d87e1263-worker1 device  2 [0000:96:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank 11 Group  0 Pid   4929 on nc-d87e1263-worker1 device  3 [0000:97:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank 12 Group  0 Pid   4931 on nc-d87e1263-worker1 device  4 [0000:c4:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank 13 Group  0 Pid   4934 on nc-d87e1263-worker1 device  5 [0000:c5:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank 14 Group  0 Pid   4937 on nc-d87e1263-worker1 device  6 [0000:cb:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#  Rank 15 Group  0 Pid   4940 on nc-d87e1263-worker1 device  7 [0000:cc:00] NVIDIA H200
+(head, rank=0, pid=3808) [1,0]<stdout>:#
+(head, rank=0, pid=3808) [1,0]<stdout>:#                                                              out-of-place                       in-place
+(head, rank=0, pid=3808) [1,0]<stdout>:#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+(head, rank=0, pid=3808) [1,0]<stdout>:#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+(head, rank=0, pid=3808) [1,0]<stdout>:        1024            16     float    none      -1    28.39    0.04    0.03      0    28.07    0.04    0.03      0
+(head, rank=0, pid=3808) [1,0]<stdout>:        2048            32     float    none      -1    28.29    0.07    0.07      0    28.24    0.07    0.07      0
+(head, rank=0, pid=3808) [1,0]<stdout>:  8589934592     134217728     float    none      -1    24724  347.44  325.72      0    24214  354.75  332.58      0
+(head, rank=0, pid=3808) [1,0]<stdout>:# Out of bounds values : 0 OK
+(head, rank=0, pid=3808) [1,0]<stdout>:# Avg bus bandwidth    : 122.073
+(head, rank=0, pid=3808) [1,0]<stdout>:#
+"""
+
+
+def test_a_ray_worker_prefix_before_the_mpirun_tag_is_removed() -> None:
+    """125: '(head, rank=0, pid=3808) [1,0]<stdout>:' before every line. Ray prints a worker's output
+    after '(<name> pid=N, ip=A)' (docs.ray.io, Configuring Logging); SkyPilot adds the node rank. With
+    both prefixes removed the table reads: 16 ranks on 2 hosts from the device list, 1 KiB and 8 GiB
+    rows, all_gather (redop none, busbw/algbw 0.03/0.04 ~ 15/16 read from the 8 GiB row:
+    325.72/347.44 = 0.9375 = 15/16)."""
+    log = parse_nccl_tests(RAY_PREFIXED, "125.txt")
+    assert (log.collective, log.n_ranks, log.nodes) == ("all_gather", 16, 2)
+    assert [row.nbytes for row in log.rows] == [1024, 2048, 8589934592]
+
+
+def test_the_ray_prefix_keeps_the_rank_it_names() -> None:
+    """The worker line '(worker1, rank=1, pid=2769, ip=10.100.10.12) Worker nodes' (125, line 2 of the
+    excerpt) names rank 1; Ray's own '(pid=45601) task' (docs.ray.io) names none and is still removed."""
+    text = clean_text(RAY_PREFIXED.splitlines()[1] + "\n(pid=45601) task\n(MyActor pid=7, ip=10.0.0.1) x")
+    assert text.lines == ["Worker nodes", "task", "x"]
+    assert text.prefix_ranks == {1: 1}
+
+
+def test_a_table_behind_an_unknown_prefix_is_named_in_the_refusal() -> None:
+    """125 with a prefix no reader knows ('node-0 | ', as docker compose writes) before every line:
+    the refusal names the column header's line (24 in the excerpt: 2 Ray lines, the run header, '#', 'Using devices', 16
+    device lines, '#', the 'out-of-place' line, then the header) and the text before it."""
+    hidden = "\n".join("node-0 | " + line.split(") ", 1)[1] for line in RAY_PREFIXED.splitlines())
+    with pytest.raises(ParseError) as raised:
+        parse_nccl_tests(hidden, "125.txt")
+    message = str(raised.value)
+    assert "a table's column header is at line 24" in message
+    assert "'node-0 | [1,0]<stdout>:'" in message
