@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from commsim.calibrate.parser import parse_nccl_tests
+from commsim.calibrate.parser import parse_nccl_tests, parse_nccl_tests_runs
 from commsim.calibrate.parser_lines import clean_text
 from commsim.errors import ParseError
 
@@ -81,3 +81,49 @@ def test_a_table_behind_an_unknown_prefix_is_named_in_the_refusal() -> None:
     message = str(raised.value)
     assert "a table's column header is at line 24" in message
     assert "'node-0 | [1,0]<stdout>:'" in message
+
+
+# 133: AWS "Getting started with EFA on EKS" README (p3dn.24xlarge, Kubeflow MPI operator), Step 7:
+# 2 nodes x 1 V100, NCCL 2.6.4 over EFA. The run header, device list, the version line, the old
+# per-test header (no root column), NCCL's 'Launch mode' line, 3 of its 29 rows and the footer.
+NCCL_2_6 = """\
+# nThread 1 nGpus 1 minBytes 8 maxBytes 2147483648 step: 2(factor) warmup iters: 5 iters: 1000 validation: 1
+#
+# Using devices
+#   Rank  0 Pid     14 on ip-192-168-2-54 device  0 [0x00] Tesla V100-SXM2-32GB
+#   Rank  1 Pid     14 on ip-192-168-16-52 device  0 [0x00] Tesla V100-SXM2-32GB
+NCCL version 2.6.4+cuda10.2
+#                                                     out-of-place                       in-place
+#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+ip-192-168-2-54:14:14 [0] NCCL INFO Launch mode Parallel
+           8             2   float     sum    52.16    0.00    0.00  0e+00    52.04    0.00    0.00  0e+00
+          16             4   float     sum    52.04    0.00    0.00  0e+00    51.83    0.00    0.00  0e+00
+          32             8   float     sum    51.91    0.00    0.00  0e+00    51.74    0.00    0.00  0e+00
+  2147483648     536870912   float     sum   826687    2.60    2.60  0e+00   828420    2.59    2.59  0e+00
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 1.16154
+"""
+
+
+def test_nccl_before_2_7_rules_out_send_recv() -> None:
+    """133: with 2 ranks all_reduce's factor 2(n-1)/n is 1, as send_recv's, and both print 'sum': the
+    table leaves both. NCCL 2.6.4 has no ncclSend/ncclRecv (new in 2.7.0; nccl-tests' sendrecv.cu
+    needs NCCL_VERSION(2,7,0)), so only all_reduce ran."""
+    log = parse_nccl_tests(NCCL_2_6, "133.txt")
+    assert log.collective == "all_reduce"
+    (evidence,) = log.collective_evidence
+    assert evidence.source == "result table"
+    assert "NCCL 2.6.4+cuda10.2 (printed) predates ncclSend/ncclRecv (2.7.0)" in str(evidence.text)
+
+
+def test_a_given_nccl_version_before_2_7_rules_out_send_recv() -> None:
+    """133 without its version line: the table leaves all_reduce and send_recv; --nccl-version 2.6.4
+    leaves all_reduce, and 2.7.8 (which has send/recv) leaves both."""
+    unversioned = NCCL_2_6.replace("NCCL version 2.6.4+cuda10.2\n", "")
+    assert parse_nccl_tests_runs(unversioned, "133.txt")[0].collective is None
+    (given,) = parse_nccl_tests_runs(unversioned, "133.txt", nccl_version="2.6.4")
+    assert given.collective == "all_reduce"
+    assert "NCCL 2.6.4 (given) predates" in str(given.collective_evidence[0].text)
+    (newer,) = parse_nccl_tests_runs(unversioned, "133.txt", nccl_version="2.7.8")
+    assert newer.collective is None

@@ -377,6 +377,7 @@ def parse_nccl_tests_runs(
     *,
     n_ranks: int | None = None,
     name_hint: str | None = None,
+    nccl_version: str | None = None,
 ) -> list[NcclTestsLog]:
     """Read every nccl-tests run in one log (scripts that loop over tests).
 
@@ -396,6 +397,10 @@ def parse_nccl_tests_runs(
     text, source, collective, n_ranks, name_hint
         As for :func:`parse_nccl_tests`; ``collective``, ``n_ranks`` and
         ``name_hint`` apply to every run.
+    nccl_version : str, optional
+        The NCCL version the user gave (``--nccl-version``); wins over the
+        printed one where the version tells collectives apart (below 2.7
+        there is no send/recv).
 
     Returns
     -------
@@ -424,7 +429,8 @@ def parse_nccl_tests_runs(
             _refuse_hidden_header(*cleaned.hidden_header, source)
     found = [series for data in tables for series in split_series(data)]
     return [
-        finish_log(data, collective, n_ranks, index, name_hint) for index, data in enumerate(found, start=1)
+        finish_log(data, collective, n_ranks, index, name_hint, nccl_version)
+        for index, data in enumerate(found, start=1)
     ]
 
 
@@ -523,10 +529,12 @@ def load_nccl_tests_runs(
     *,
     n_ranks: int | None = None,
     name_hint: bool = False,
+    nccl_version: str | None = None,
 ) -> list[NcclTestsLog]:
     """Read every run of an nccl-tests log file; see :func:`parse_nccl_tests_runs`.
 
-    ``name_hint`` is as for :func:`load_nccl_tests`.
+    ``name_hint`` is as for :func:`load_nccl_tests`, ``nccl_version`` as for
+    :func:`parse_nccl_tests_runs`.
 
     Raises
     ------
@@ -536,5 +544,10 @@ def load_nccl_tests_runs(
     text = _read_log_file(path)
     hint = Path(path).name if name_hint else None
     return parse_nccl_tests_runs(
-        text, source=str(path), collective=collective, n_ranks=n_ranks, name_hint=hint
+        text,
+        source=str(path),
+        collective=collective,
+        n_ranks=n_ranks,
+        name_hint=hint,
+        nccl_version=nccl_version,
     )

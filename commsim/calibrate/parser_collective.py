@@ -55,6 +55,13 @@ gather's and scatter's old headers are not known for every version. A
 ``#wrong`` header that lacks a column was edited (a pasted table) and says
 nothing.
 
+NCCL older than 2.7.0 has no ``ncclSend``/``ncclRecv`` (NCCL 2.7 release
+notes: point-to-point communication is new), and nccl-tests builds
+sendrecv, alltoall, gather, scatter and hypercube on them: each test's
+``RunColl`` is ``#if NCCL_VERSION_CODE >= NCCL_VERSION(2,7,0)`` and prints
+"NCCL 2.7 or later is needed" otherwise. A version below 2.7, printed by the
+log or given, rules those five out (:data:`NEED_SEND_RECV`).
+
 A file name is weaker evidence: :func:`collectives_in_name` reads every
 spelling people and nccl-tests binaries use (``all_reduce``, ``allreduce``,
 ``all-reduce``, ``AllReduce``, ``bcast`` ...) as whole words, the longest
@@ -85,6 +92,7 @@ __all__ = [
     "FILE_NAME",
     "GIVEN",
     "NEED_COLUMN",
+    "NEED_SEND_RECV",
     "NO_IN_PLACE_CHECK",
     "REDUCING",
     "ROOTED",
@@ -111,6 +119,9 @@ NEED_COLUMN = {
     "root": frozenset({"broadcast", "reduce"}),
 }
 """Collectives whose nccl-tests print the column in every format: a header without it rules them out."""
+
+NEED_SEND_RECV = frozenset({"send_recv", "all_to_all", "gather", "scatter", "hypercube"})
+"""Tests nccl-tests builds on ncclSend/ncclRecv, which NCCL has from 2.7.0 on."""
 
 GIVEN = "collective given (--collective)"
 """Evidence source: the user named the collective."""
@@ -198,6 +209,7 @@ def table_fit(
     at_least: int = 1,
     ranks_how: str = "",
     header: ColumnHeader | None = None,
+    nccl_version: tuple[str, str] | None = None,
 ) -> TableFit:
     """The collectives whose busbw factor, reduction and root fit every row of a table.
 
@@ -221,6 +233,9 @@ def table_fit(
         The table's column header (None for JSON): a missing ``redop`` or
         ``root`` column of an old header (with ``error``) rules out the
         collectives of :data:`NEED_COLUMN`.
+    nccl_version : (str, str) or None
+        The NCCL version and where it comes from (``("2.6.4", "printed")``):
+        below 2.7 it rules out :data:`NEED_SEND_RECV`, unless that leaves none.
 
     Returns
     -------
@@ -242,6 +257,7 @@ def table_fit(
     candidates = tuple(n for n in fitting if checked is None or checked != (n in NO_IN_PLACE_CHECK))
     if candidates == fitting:
         checked = None  # the in-place column decided nothing: left out of the text
+    candidates, version = _without_send_recv(candidates, nccl_version)
     says_nothing = len(candidates) == len(COLLECTIVES)
     if says_nothing:
         return TableFit(candidates, True, None)
@@ -251,9 +267,30 @@ def table_fit(
     legacy = [c for c in candidates if c in LEGACY_ALGBW and ranks is not None and ranks > 1]
     if legacy and legacy_algbw(pairs, ranks or 0):
         text += f" ({' and '.join(legacy)} as nccl-tests printed it before June 2020: busbw = algbw)"
+    text = f"{version}; {text}" if version else text
     if len(candidates) == 1:
         return TableFit(candidates, False, Evidence(candidates[0], TABLE, first, text))
     return TableFit(candidates, False, Evidence(candidates, TABLE_AMBIGUOUS, first, text))
+
+
+def _without_send_recv(
+    candidates: tuple[str, ...], nccl_version: tuple[str, str] | None
+) -> tuple[tuple[str, ...], str]:
+    """``candidates`` without the send/recv-based tests if the NCCL version predates 2.7, and why."""
+    if nccl_version is None:
+        return candidates, ""
+    version, how = nccl_version
+    numbers = re.match(r"(\d+)\.(\d+)", version)
+    if numbers is None or (int(numbers[1]), int(numbers[2])) >= (2, 7):
+        return candidates, ""
+    kept = tuple(name for name in candidates if name not in NEED_SEND_RECV)
+    dropped = [name for name in candidates if name in NEED_SEND_RECV]
+    if not kept or not dropped:
+        return candidates, ""
+    return kept, (
+        f"NCCL {version} ({how}) predates ncclSend/ncclRecv (2.7.0), which nccl-tests' "
+        f"{_either(dropped)} {'needs' if len(dropped) == 1 else 'need'}"
+    )
 
 
 def in_place_checked(rows: Sequence[NcclTestsRow]) -> bool | None:
@@ -369,6 +406,7 @@ def decide_collective(
     rank_evidence: Sequence[Evidence],
     name_hint: str | None = None,
     header: ColumnHeader | None = None,
+    nccl_version: tuple[str, str] | None = None,
 ) -> tuple[str | None, tuple[Evidence, ...], list[str]]:
     """The collective of one run, every source's word on it, and warnings.
 
@@ -391,6 +429,8 @@ def decide_collective(
         The log's file name.
     header : ColumnHeader or None
         The result table's column header (None for JSON).
+    nccl_version : (str, str) or None
+        The NCCL version and where it comes from, for :func:`table_fit`.
 
     Returns
     -------
@@ -400,7 +440,11 @@ def decide_collective(
     """
     given = Evidence(normalise_collective(explicit), GIVEN) if explicit else None
     binary = Evidence(normalise_collective(program), BINARY, None, program) if program else None
-    fit = None if binary is not None else table_fit(rows, measured, *_rank_facts(rank_evidence), header)
+    fit = (
+        None
+        if binary is not None
+        else table_fit(rows, measured, *_rank_facts(rank_evidence), header, nccl_version)
+    )
     table = fit.evidence if fit is not None else None
     named = collectives_in_name(name_hint) if name_hint else []
     by_name = Evidence(

@@ -72,13 +72,15 @@ def finish_log(
     n_ranks: int | None,
     run_index: int = 1,
     name_hint: str | None = None,
+    nccl_version: str | None = None,
 ) -> NcclTestsLog:
     """Check what a reader found and build the :class:`NcclTestsLog`.
 
     The collective is the one given, else the binary the log names, else
     the one the result table leaves, else the one ``name_hint`` (the file
     name) names among those the table allows
-    (:func:`~commsim.calibrate.parser_collective.decide_collective`); the
+    (:func:`~commsim.calibrate.parser_collective.decide_collective`, told
+    the NCCL version given as ``nccl_version``, else the one printed); the
     number of ranks is read with the first two only, and busbw is checked
     with the collective decided.
     """
@@ -100,8 +102,10 @@ def finish_log(
     from commsim.calibrate.parser_ranks import resolve_ranks  # it reads this module's types
 
     ranks, evidence = resolve_ranks(n_ranks, devices, named, data, warnings, one_process)
+    version = (nccl_version, "given") if nccl_version else None
+    version = version or ((data.nccl_version, "printed") if data.nccl_version else None)
     name, collective_evidence, found = decide_collective(
-        collective, data.program, data.rows, data.measured, evidence, name_hint, data.column_header
+        collective, data.program, data.rows, data.measured, evidence, name_hint, data.column_header, version
     )
     warnings += found
     warnings += _check_warnings(data, name, ranks)

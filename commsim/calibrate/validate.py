@@ -311,7 +311,10 @@ def validate_runs(
     """
     raw = _read(path)
     n_ranks = _ranks_given(n_ranks, kwargs.get("options"))
-    logs = load_nccl_tests_runs(path, collective=collective, n_ranks=n_ranks, name_hint=True)
+    version = options.nccl_version if (options := kwargs.get("options")) is not None else None
+    logs = load_nccl_tests_runs(
+        path, collective=collective, n_ranks=n_ranks, name_hint=True, nccl_version=version
+    )
     return [validate_log(log, raw, collective=collective, **kwargs) for log in logs]
 
 
