@@ -7,10 +7,15 @@ comment) and asserts what the text means.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import parse_nccl_tests, parse_nccl_tests_runs
 from commsim.calibrate.parser_lines import clean_text
+from commsim.calibrate.validate import validate_runs
+from commsim.calibrate.verdict import judge
 from commsim.errors import ParseError
 
 # 125: SkyPilot docs page "Using High-Performance GPU Networking on GCP and GKE with SkyPilot"
@@ -127,3 +132,61 @@ def test_a_given_nccl_version_before_2_7_rules_out_send_recv() -> None:
     assert "NCCL 2.6.4 (given) predates" in str(given.collective_evidence[0].text)
     (newer,) = parse_nccl_tests_runs(unversioned, "133.txt", nccl_version="2.7.8")
     assert newer.collective is None
+
+
+# 137: blog post "NCCL All-Reduce Scaling: From 2 to 64 H100 Nodes on Azure" (jingchaozhang.github.io):
+# 64 x 8 H100 over 8 x NDR InfiniBand, 'all_reduce_perf -b 8G -e 8G ... -i 0' (a step of 0 bytes never
+# leaves 8 GiB: one row per timing loop); the command and the table as the page prints it, with its '...'.
+ONE_SIZE = """\
+mpirun -np 512 --map-by ppr:8:node -hostfile hostfile_good \\
+  -x UCX_TLS=rc -x UCX_NET_DEVICES=mlx5_ib0:1 \\
+  -x NCCL_MIN_NCHANNELS=32 -x NCCL_IB_QPS_PER_CONNECTION=4 \\
+  -x NCCL_P2P_NET_CHUNKSIZE=524288 -x NCCL_PXN_DISABLE=1 \\
+  -x NCCL_TOPO_FILE=/opt/microsoft/ndv5-topo.xml \\
+  -x NCCL_IGNORE_CPU_AFFINITY=1 \\
+  /opt/nccl-tests/build/all_reduce_perf -b 8G -e 8G -g 1 -t 1 -i 0 -R 1
+#       size         count      type   redop     time   algbw   busbw  #wrong
+#        (B)    (elements)                        (us)  (GB/s)  (GB/s)
+  8589934592    2147483648     float     sum    47850   179.52  358.33       0
+  8589934592    2147483648     float     sum   100855    85.17  170.01       0
+  8589934592    2147483648     float     sum    97920    87.72  175.10       0
+  8589934592    2147483648     float     sum    79879   107.54  214.65       0
+  8589934592    2147483648     float     sum   117113    73.35  146.41       0
+  8589934592    2147483648     float     sum    74107   115.91  231.37       0
+  8589934592    2147483648     float     sum    93984    91.40  182.44       0
+  8589934592    2147483648     float     sum   102055    84.17  168.01       0
+  8589934592    2147483648     float     sum    86831    98.93  197.47       0
+  8589934592    2147483648     float     sum    89917    95.53  190.69       0
+  ...
+  8589934592    2147483648     float     sum   131082    65.53  130.81       0
+  8589934592    2147483648     float     sum    94940    90.48  180.60       0
+  8589934592    2147483648     float     sum   130218    65.97  131.67       0
+  8589934592    2147483648     float     sum    82236   104.45  208.50       0
+  8589934592    2147483648     float     sum   117674    73.00  145.71       0
+  8589934592    2147483648     float     sum   104503    82.20  164.07       0
+  8589934592    2147483648     float     sum    97453    88.14  175.94       0
+"""
+ONE_SIZE_OPTIONS = RunOptions(gpu="H100 SXM", nodes=64, gpus_per_node=8, nic="ib_ndr", nics_per_node=8)
+
+
+def test_rows_repeating_one_size_are_said_to_be_one_size_with_their_spread() -> None:
+    """137: 17 rows of 8589934592 B (lines 10-27 of the excerpt, the '...' line 20 between them) are one size measured
+    17 times. Their busbw sorted: 130.81 131.67 145.71 146.41 164.07 168.01 170.01 175.10 175.94 ...
+    231.37 358.33, so min 130.8, median (the 9th) 175.9, max 358.3 GB/s; times 47850 to 131082 us:
+    131082 / 47850 = 2.74x."""
+    log = parse_nccl_tests(ONE_SIZE, "137.txt")
+    assert {row.nbytes for row in log.rows} == {8589934592} and len(log.rows) == 17
+    (note,) = [w for w in log.warnings if "rows of one size" in w]
+    assert note.startswith("lines 10-27: 17 rows of one size, 8 GiB: the same size measured again")
+    assert note.endswith("busbw min 130.8, median 175.9, max 358.3 GB/s (2.74x in time)")
+
+
+def test_a_large_spread_of_one_size_is_a_disturbed_run_not_a_slow_machine(tmp_path: Path) -> None:
+    """137: the same 8 GiB all_reduce measured 2.74x apart (above the 1.5x that makes in-place and
+    out-of-place times doubtful) says the run was disturbed; it was judged '2.0x below ... no cause'."""
+    path = tmp_path / "137.txt"
+    path.write_text(ONE_SIZE)
+    (validation,) = validate_runs(path, options=ONE_SIZE_OPTIONS, collective="all_reduce")
+    verdict = judge(validation)
+    assert verdict.kind == "doubtful"
+    assert "the 17 rows of 8 GiB (lines 10-27) measure the same work 2.74x apart" in verdict.text

@@ -30,19 +30,30 @@ elements per rank maps several requested sizes to one (reduce_scatter's
 first sizes all print as 0 B), and sweeps all sizes again with
 ``-N``/``--run_cycles``. A size smaller than the row before it in a series
 marks such a new sweep (or rows of two runs pasted into one table) and is
-warned about once per series.
+warned about once per series. Three or more rows in a row that print one
+size (:func:`repeated_sizes`) are that size measured again and again:
+nccl-tests with ``-b`` = ``-e`` and ``-i 0`` never steps its size and prints
+one row per timing loop until stopped. They are said to be one size, with
+the spread of their busbw; the verdict reads a large spread as a disturbed
+run.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import replace
 from typing import NamedTuple
 
 from commsim.calibrate.parser import NcclTestsRow
 from commsim.calibrate.parser_bandwidth import Measured, average_warnings
 from commsim.calibrate.parser_common import RunData
+from commsim.units import format_size
 
-__all__ = ["SeriesKey", "series_key", "series_label", "split_series"]
+__all__ = ["RepeatedSize", "SeriesKey", "repeated_sizes", "series_key", "series_label", "split_series"]
+
+REPEAT_MIN = 3
+"""Rows in a row that print one size and so repeat it: rounding to whole elements per rank merges
+two requested sizes at most (doubling sizes) and only into 0 B, which is not counted."""
 
 
 class SeriesKey(NamedTuple):
@@ -94,7 +105,7 @@ def split_series(data: RunData) -> list[RunData]:
     for row in _with_measured(data):
         groups.setdefault(series_key(row.row), []).append(row)
     if len(groups) <= 1:
-        data.warnings.extend(_repeated_sweeps(data.rows, ""))
+        data.warnings.extend(_repeated_sweeps(data.rows, "") + _repeated_size_warnings(data.rows))
         return [data]
     table_warnings = data.warnings + average_warnings(data)
     with_root = len({key.root for key in groups}) > 1
@@ -141,7 +152,12 @@ def _series_run(
         rows=own_rows,
         measured=[m for r in rows for m in r.measured],
         avg_busbw=None,
-        warnings=[*table_warnings, note, *_repeated_sweeps(own_rows, f" of the {label} series")],
+        warnings=[
+            *table_warnings,
+            note,
+            *_repeated_sweeps(own_rows, f" of the {label} series"),
+            *_repeated_size_warnings(own_rows),
+        ],
         prefix_ranks=dict(data.prefix_ranks),
         info_nranks=list(data.info_nranks),
         first_line=first,
@@ -162,3 +178,58 @@ def _repeated_sweeps(rows: list[NcclTestsRow], what: str) -> list[str]:
         f"so they are swept {len(restarts) + 1} times (nccl-tests -N/--run_cycles, or rows of several runs "
         "in one table); every row is kept and compared on its own, none merged"
     ]
+
+
+class RepeatedSize(NamedTuple):
+    """Rows in a row of one series that print one size: that size measured again and again."""
+
+    nbytes: int
+    first_line: int
+    last_line: int
+    busbw_Bps: tuple[float, ...]  # out-of-place busbw of each row, in order
+    times_s: tuple[float, ...]  # out-of-place time of each row, in order
+
+    @property
+    def spread(self) -> float:
+        """The slowest row's time over the fastest's (1.0 when a time is 0)."""
+        fastest = min(self.times_s)
+        return max(self.times_s) / fastest if fastest > 0 else 1.0
+
+
+def repeated_sizes(rows: list[NcclTestsRow]) -> list[RepeatedSize]:
+    """Each run of :data:`REPEAT_MIN` or more rows in a row of one nonzero size, in order."""
+    groups: list[list[NcclTestsRow]] = []
+    for row in rows:
+        if groups and groups[-1][-1].nbytes == row.nbytes:
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    return [
+        RepeatedSize(
+            group[0].nbytes,
+            group[0].line,
+            group[-1].line,
+            tuple(r.oop_busbw_Bps for r in group),
+            tuple(r.oop_time_s for r in group),
+        )
+        for group in groups
+        if len(group) >= REPEAT_MIN and group[0].nbytes > 0
+    ]
+
+
+def _repeated_size_warnings(rows: list[NcclTestsRow]) -> list[str]:
+    """``lines 12-30: 17 rows of one size, 8 GiB ...``: each repeated size, with its busbw spread."""
+    out = []
+    for group in repeated_sizes(rows):
+        busbw = sorted(group.busbw_Bps)
+        spread = (
+            f"; busbw min {busbw[0] / 1e9:.4g}, median {statistics.median(busbw) / 1e9:.4g}, "
+            f"max {busbw[-1] / 1e9:.4g} GB/s ({group.spread:.2f}x in time)"
+        )
+        out.append(
+            f"lines {group.first_line}-{group.last_line}: {len(busbw)} rows of one size, "
+            f"{format_size(group.nbytes)}: the same size measured again and again (nccl-tests "
+            f"-b = -e with -i 0 prints one row per timing loop), not {len(busbw)} sizes; every row "
+            f"is compared on its own{spread}"
+        )
+    return out

@@ -14,6 +14,7 @@ from commsim.calibrate import verdict_evidence as signs
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import NcclTestsLog, NcclTestsRow
 from commsim.calibrate.parser_checks import line_spans, wrong_rows
+from commsim.calibrate.parser_series import repeated_sizes
 from commsim.calibrate.settings import p2p_disabled
 
 if TYPE_CHECKING:
@@ -74,6 +75,14 @@ def doubts(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
     too_fast = _faster_than_network(validation, rows, lines)
     if too_fast:
         out.append(too_fast)
+    large = {rows[i].nbytes for i in large_indices(r.nbytes for r in rows)}
+    for group in repeated_sizes(rows):
+        if group.nbytes in large and group.spread > IN_PLACE_LIMIT:
+            out.append(
+                f"the {len(group.times_s)} rows of {_size(group.nbytes)} (lines {group.first_line}-"
+                f"{group.last_line}) measure the same work {group.spread:.2f}x apart (more than "
+                f"{IN_PLACE_LIMIT:g}x): a disturbed or jittery run"
+            )
     return out
 
 
