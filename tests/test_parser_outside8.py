@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from commsim.calibrate.infer_launch import gpus_per_thread, infer_launch
 from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import parse_nccl_tests, parse_nccl_tests_runs
 from commsim.calibrate.parser_lines import clean_text
@@ -190,3 +191,36 @@ def test_a_large_spread_of_one_size_is_a_disturbed_run_not_a_slow_machine(tmp_pa
     verdict = judge(validation)
     assert verdict.kind == "doubtful"
     assert "the 17 rows of 8 GiB (lines 10-27) measure the same work 2.74x apart" in verdict.text
+
+
+# 129: a markdown cluster-setup guide ("Guide created during hands-on cluster setup session, January
+# 2026"): host gpuserver2, 2 x V100 PCIe, one process './all_reduce_perf -b 8 -e 128M -f 2 -g 2'. The
+# page's "Actual Output" as printed: no run header, both ranks on Pid 11155, 6 of the 25 rows.
+ONE_PROCESS_TWO_GPUS = """\
+# nccl-tests version 2.17.8
+# Using devices
+#  Rank  0 Group  0 Pid  11155 on gpuserver2 device  0 [0000:02:00] Tesla V100-PCIE-16GB
+#  Rank  1 Group  0 Pid  11155 on gpuserver2 device  1 [0000:03:00] Tesla V100-PCIE-16GB
+#
+#       size         count    type   redop     time   algbw   busbw  #wrong
+#        (B)    (elements)                     (us)  (GB/s)  (GB/s)
+           8             2   float     sum    10.09    0.00    0.00       0
+        1024           256   float     sum    10.29    0.10    0.10       0
+       65536         16384   float     sum    29.63    2.21    2.21       0
+     1048576        262144   float     sum   165.33    6.34    6.34       0
+     8388608       2097152   float     sum  1201.02    6.98    6.98       0
+   134217728      33554432   float     sum  18927.2    7.09    7.09       0
+# Avg bus bandwidth    : 2.97489
+"""
+
+
+def test_ranks_sharing_a_pid_are_one_thread_driving_them() -> None:
+    """129: ranks 0 and 1 print Pid 11155 on gpuserver2 (lines 3-4) and no '# nThread' header says
+    more: one process drives both GPUs, taken as one thread (-g 2), where it read '1 GPU(s) per thread
+    (assumed: one GPU per process assumed)'."""
+    log = parse_nccl_tests(ONE_PROCESS_TWO_GPUS, "129.txt", "all_reduce")
+    assert gpus_per_thread(log) == 2
+    fact = infer_launch(log)
+    assert (fact.value, fact.assumed) == ("threads, 2 GPU(s) per thread", False)
+    assert (fact.evidence[0].source, fact.evidence[0].line) == ("device list: ranks sharing a Pid", 4)
+    assert fact.note.startswith("ranks 0-1 share Pid 11155 on gpuserver2: one process drives 2 GPUs")

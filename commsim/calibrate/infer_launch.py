@@ -8,29 +8,89 @@ one GPU (refused).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.parser_checks import number_spans
-from commsim.calibrate.parser_command import ONE_PROCESS
+from commsim.calibrate.parser_command import ONE_PROCESS, read_command
 
 __all__ = ["gpus_per_thread", "infer_cuda_graph", "infer_launch", "refuse_shared_gpus", "warn_mixed_gpus"]
 
 
-def gpus_per_thread(log: NcclTestsLog) -> int:
-    """nccl-tests' ``-g``: the header's ``nGpus`` (the parser's reading of it otherwise)."""
+class _SharedPid(NamedTuple):
+    """The most ranks one process drives, as the device list's Pids show."""
+
+    ranks: list[int]
+    host: str
+    pid: int
+    line: int | None
+
+
+def _shared_pid(log: NcclTestsLog) -> _SharedPid | None:
+    """The ranks of the (host, Pid) with the most ranks, when that is more than one.
+
+    Pids are compared within a host only: containers on different hosts reuse them.
+    """
+    owners: dict[tuple[str, int], list[int]] = {}
+    for device in log.devices:
+        if device.pid is not None:
+            owners.setdefault((device.host, device.pid), []).append(device.rank)
+    if not owners:
+        return None
+    (host, pid), ranks = max(owners.items(), key=lambda item: len(item[1]))
+    if len(ranks) < 2:
+        return None
+    line = next((d.line for d in log.devices if d.rank == ranks[-1]), None)
+    return _SharedPid(ranks, host, pid, line)
+
+
+def _threads_stated(log: NcclTestsLog) -> bool:
+    """Whether the run header or the command says how many threads each process ran (``-t``)."""
+    command = read_command(log.command, None) if log.command else None
+    return "nThread" in log.header or (command is not None and command.threads is not None)
+
+
+def _gpus_from_pid(log: NcclTestsLog) -> _SharedPid | None:
+    """The shared Pid that sets the GPUs per thread: neither the header nor the command says."""
     value = log.header.get("nGpus")
-    return value if isinstance(value, int) and value > 0 else max(1, log.gpus_per_thread)
+    if (isinstance(value, int) and value > 0) or log.gpus_per_thread > 1 or _threads_stated(log):
+        return None
+    return _shared_pid(log)
+
+
+def gpus_per_thread(log: NcclTestsLog) -> int:
+    """nccl-tests' ``-g``: the header's ``nGpus``, else the command's, else the ranks of one Pid.
+
+    Without a run header or ``-t``, ranks that share a Pid (on one host) are
+    one process's GPUs, taken as one thread's (nccl-tests ``-g N``).
+    """
+    value = log.header.get("nGpus")
+    if isinstance(value, int) and value > 0:
+        return value
+    shared = _gpus_from_pid(log)
+    return len(shared.ranks) if shared is not None else max(1, log.gpus_per_thread)
 
 
 def infer_launch(log: NcclTestsLog) -> Fact:
     threads = gpus_per_thread(log)
     mode = log.launch if log.launch != "unknown" else ("threads" if threads > 1 else "processes")
+    value = f"{mode}, {threads} GPU(s) per thread"
     header = (Evidence(threads, "'# nThread .. nGpus ..' header"),) if "nGpus" in log.header else ()
     evidence = header or tuple(e for e in log.rank_evidence if e.source == ONE_PROCESS)[:1]
+    shared = _gpus_from_pid(log)
+    if shared is not None:
+        text = f"ranks {number_spans(shared.ranks)} share Pid {shared.pid} on {shared.host}"
+        return Fact(
+            "launch",
+            value,
+            (Evidence(threads, "device list: ranks sharing a Pid", shared.line, text),),
+            note=f"{text}: one process drives {threads} GPUs; one thread assumed (nccl-tests -g {threads})",
+        )
     return Fact(
         "launch",
-        f"{mode}, {threads} GPU(s) per thread",
+        value,
         evidence,
         assumed=not evidence,
         note="" if evidence else "one GPU per process assumed",
