@@ -439,7 +439,7 @@ def test_nics_per_node_picks_evenly_and_reassigns_serves() -> None:
     assert topology.device("n0_nic1").serves == ("gpu1",)  # still in the box, off the network
     assert nics_reaching(topology, ["gpu1", "gpu9"]) == ["n0_nic0", "n1_nic0"]
     assert "n0_nic0" in _route_devices(topology, "gpu1", "gpu9")
-    assert "4 per node" in topology.description
+    assert "4 ib_ndr NIC(s) per box (one per 2 GPUs)" in topology.description
 
 
 def test_nics_per_node_on_a_box_without_nics() -> None:

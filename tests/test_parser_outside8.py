@@ -224,3 +224,46 @@ def test_ranks_sharing_a_pid_are_one_thread_driving_them() -> None:
     assert (fact.value, fact.assumed) == ("threads, 2 GPU(s) per thread", False)
     assert (fact.evidence[0].source, fact.evidence[0].line) == ("device list: ranks sharing a Pid", 4)
     assert fact.note.startswith("ranks 0-1 share Pid 11155 on gpuserver2: one process drives 2 GPUs")
+
+
+# 128: OCI "oci-hpc-oke" README (oracle-quickstart/oci-hpc-oke), section "RUN NCCL tests", 32
+# BM.GPU.GB200-v3.4 nodes (4 GB200 each) across two NVL72 racks: the last device line, the version,
+# the header, the first and the last 3 of its rows and the footer.
+TWO_RACKS = """\
+#  Rank 127 Group  0 Pid    137 on instance20260116093132 device  3 [0019:06:00] NVIDIA GB200
+NCCL version 2.29.2+cuda13.1
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
+           8             2     float     sum      -1   183.82    0.00    0.00       0   184.74    0.00    0.00       0
+  8589934592    2147483648     float     sum      -1  25812.5  332.78  660.36       0  26264.9  327.05  648.99       0
+ 17179869184    4294967296     float     sum      -1  50409.2  340.81  676.29       0  50431.7  340.66  675.99       0
+ 34359738368    8589934592     float     sum      -1  99744.6  344.48  683.57       0  99756.3  344.44  683.49       0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 152.682
+#
+# Collective test concluded: all_reduce_perf
+#
+"""
+
+
+def test_the_machine_line_of_two_nvl72_racks_says_the_nics_per_gpu(tmp_path: Path) -> None:
+    """128: 128 ranks, 4 per host, on 2 NVL72 racks (each rack one box of 72 GPUs); 4 NICs per 4-GPU
+    host assumed is 72 per rack, one per GPU. The line said '72 ib_ndr NIC(s) per box (72 per node)'
+    while the facts say 4 per host."""
+    path = tmp_path / "128.txt"
+    path.write_text(TWO_RACKS)
+    (validation,) = validate_runs(path)
+    assert validation.inference.facts["nics_per_node"].value == 4
+    description = validation.inference.topology.description
+    assert description.startswith("2 x nvl72_rack (72 GPUs each), 72 ib_ndr NIC(s) per box (one per GPU);")
+
+
+@pytest.mark.parametrize(("nics", "share"), [(8, "one per GPU"), (2, "one per 4 GPUs"), (3, "3 for 8 GPUs")])
+def test_the_machine_line_counts_a_boxs_nics_against_its_gpus(nics: int, share: str) -> None:
+    """A DGX A100 box holds 8 GPUs: 8 NICs are one per GPU, 2 one per 4 GPUs, 3 do not divide 8."""
+    from commsim.topology.cluster import cluster
+
+    description = cluster("dgx_a100", nodes=2, nic="ib_hdr", nics_per_node=nics).description
+    assert f"{nics} ib_hdr NIC(s) per box ({share});" in description

@@ -156,7 +156,7 @@ def cluster(
     else:
         net_devices, net_links, about = rails(nics, network, oversubscription, leaf_size or nodes)
     joined = (
-        f"{nics_per_node} per node"
+        _nic_share(per_box, len(template.gpus))
         if nics_per_node
         else ("one per GPU" if nic_per == "gpu" else "one per box")
     )
@@ -171,6 +171,19 @@ def cluster(
         description=description,
         peer_to_peer=template.peer_to_peer,
     )
+
+
+def _nic_share(nics: int, gpus: int) -> str:
+    """``one per GPU``, ``one per 4 GPUs``, ``3 for 8 GPUs``: a box's NICs against its GPUs.
+
+    Said per GPU, not per node: a box may be a rack of several hosts (an NVL72
+    rack's 72 NICs are 4 per 4-GPU host).
+    """
+    if nics == gpus:
+        return "one per GPU"
+    if nics and gpus % nics == 0:
+        return f"one per {gpus // nics} GPUs"
+    return f"{nics} for {gpus} GPUs"
 
 
 # -- validation ------------------------------------------------------------------------------
