@@ -267,3 +267,46 @@ def test_the_machine_line_counts_a_boxs_nics_against_its_gpus(nics: int, share: 
 
     description = cluster("dgx_a100", nodes=2, nic="ib_hdr", nics_per_node=nics).description
     assert f"{nics} ib_hdr NIC(s) per box ({share});" in description
+
+
+# 138: dstack docs example "GCP A3 High" (examples/misc/a3high-clusters README), "Run NCCL Tests with
+# GPUDirect-TCPX support": the run header, the table and its footer without their '#', as the page
+# prints them (the first 3 and last 3 of its 11 rows), then dstack's 'Done'.
+NO_HASH = """\
+$ dstack apply -f examples/misc/a3high-clusters/nccl-tests.dstack.yml
+
+nccl-tests provisioning completed (running)
+nThread 1 nGpus 1 minBytes 8388608 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 200 agg iters: 1 validation: 0 graph: 0
+
+                                                              out-of-place                       in-place
+       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     8388608        131072     float    none      -1    784.9   10.69   10.02      0    775.9   10.81   10.14      0
+    16777216        262144     float    none      -1   1010.3   16.61   15.57      0    999.3   16.79   15.74      0
+    33554432        524288     float    none      -1   1161.6   28.89   27.08      0   1152.9   29.10   27.28      0
+  2147483648      33554432     float    none      -1    40254   53.35   50.01      0    39923   53.79   50.43      0
+  4294967296      67108864     float    none      -1    80896   53.09   49.77      0    78875   54.45   51.05      0
+  8589934592     134217728     float    none      -1   160505   53.52   50.17      0   160117   53.65   50.29      0
+Out of bounds values : 0 OK
+Avg bus bandwidth    : 40.6043
+
+Done
+"""
+
+
+def test_a_footer_without_its_hash_ends_the_table() -> None:
+    """138: 'Out of bounds values : 0 OK' and 'Avg bus bandwidth : 40.6043' without their '#' are the
+    table's footer (read: 0 out of bounds at line 15 of the excerpt), not rows inside the table; the
+    'Done' after them is outside the table."""
+    log = parse_nccl_tests(NO_HASH, "138.txt", n_ranks=16)
+    assert (log.out_of_bounds, log.out_of_bounds_line) == (0, 15)
+    assert log.avg_busbw_Bps == pytest.approx(40.6043e9)
+    assert not [w for w in log.warnings if "not result rows" in w]
+
+
+def test_nccl_launch_mode_line_before_the_first_row_is_no_warning() -> None:
+    """133: NCCL <= 2.7 prints 'NCCL INFO Launch mode Parallel' on the first call, between the column
+    header and the first row (line 10 of the excerpt): NCCL's own line, not a broken row."""
+    log = parse_nccl_tests(NCCL_2_6, "133.txt")
+    assert not [w for w in log.warnings if "not result rows" in w]
+    assert len(log.rows) == 4

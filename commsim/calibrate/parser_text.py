@@ -70,6 +70,8 @@ _DEVICE = re.compile(
 )
 RUN_HEADER = re.compile(r"^#?\s*nThread\s+\d+")
 _UNITS = re.compile(r"^#?\s*\(B\)")  # nccl-tests' units line; extracts of the table drop its '#'
+_NCCL_INFO = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s+NCCL INFO\s")
+"""NCCL's own INFO lines (``host:pid:tid [dev] NCCL INFO ...``)."""
 _TEARDOWN = re.compile(
     r"^\S+:\d+:\d+\s+\[\d+\]\s+NCCL INFO\s"  # NCCL's own lines ("comm 0x... - Destroy COMPLETE")
     r"|^(?:\[[^\]\s]+:\d+\]\s+)?(?:\d+ more process(?:es)? ha(?:ve|s) sent help message"  # OpenMPI
@@ -79,9 +81,10 @@ _TEARDOWN = re.compile(
 
 A launcher's report of a failure (``srun: error: ... Exited with exit code 1``) is not one of them:
 it stays a warning."""
-_AVG_BUSBW = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
-_OUT_OF_BOUNDS = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
-TABLE_END = re.compile(r"^#\s*(?:Avg bus bandwidth|Out of bounds values|Collective test concluded)")
+# the footer, like the units line, loses its '#' in extracts of the table
+_AVG_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
+_OUT_OF_BOUNDS = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)")
+TABLE_END = re.compile(r"^#?\s*(?:Avg bus bandwidth|Out of bounds values|Collective test concluded)")
 _COMPILED_WITH = re.compile(r"^#\s*NCCL Tests compiled with NCCL (\S+)")
 NCCL_LOG = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s")
 """NCCL_DEBUG lines: ``host:pid:tid [dev] ...``."""
@@ -259,7 +262,12 @@ class TextReader:
         self.skipped, self.pending, self.in_table = [], None, False
 
     def _teardown(self, number: int, text: str) -> bool:
-        """Whether a skipped line is NCCL's or the launcher's end-of-run text after the table's last row."""
+        """Whether a skipped line is NCCL's own INFO line before the table's first row (NCCL <= 2.7's
+        'Launch mode Parallel' on the first call), or NCCL's or the launcher's teardown after its last."""
+        header = self.layout.line if self.layout is not None else 0
+        first = next((row.line for row in self.data.rows if row.line > header), None)
+        if first is None or number < first:
+            return bool(_NCCL_INFO.match(text))
         return self.last_row is not None and number > self.last_row and bool(_TEARDOWN.match(text))
 
     def _truncated_last_row(self, pending: _Pending) -> None:
