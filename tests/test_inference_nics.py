@@ -91,7 +91,8 @@ def test_one_rank_per_host_is_judged_without_knowing_the_board() -> None:
     log = parse_nccl_tests(GH200_ONE_PER_HOST, "alps.txt")
     options = RunOptions(nic="slingshot_200g", nics_per_node=1)
     validation = validate_log(log, GH200_ONE_PER_HOST, options=options)
-    assert validation.inference.facts["board"].assumed
+    board = validation.inference.facts["board"]
+    assert (board.assumed, board.note) == (False, "one GPU per host: no GPU-to-GPU link of a host is used")
     assert "board" not in [f.name for f in validation.inference.assumed]
     assert validation.verdict().startswith("as expected")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from commsim.calibrate.infer_launch import gpus_per_thread, infer_launch
-from commsim.calibrate.inference import RunOptions
+from commsim.calibrate.inference import RunOptions, infer_run
 from commsim.calibrate.parser import parse_nccl_tests, parse_nccl_tests_runs
 from commsim.calibrate.parser_lines import clean_text
 from commsim.calibrate.validate import validate_runs
@@ -310,3 +310,39 @@ def test_nccl_launch_mode_line_before_the_first_row_is_no_warning() -> None:
     log = parse_nccl_tests(NCCL_2_6, "133.txt")
     assert not [w for w in log.warnings if "not result rows" in w]
     assert len(log.rows) == 4
+
+
+# 132: Korean wiki page "NCCL" (MLOps & HPC), last block (srun -N3): 3 hosts x 1 Tesla T4 over
+# sockets. The command, run header, device list, header, the first 2 and the last of its 11 rows, the
+# footer.
+ONE_GPU_HOSTS = """\
+$ srun --gres=gpu:1 -N3 --export="OMPI_MCA_btl_tcp_if_include=ens5,OMPI_MCA_pml=^ucx,NCCL_SOCKET_IFNAME=ens" --container-image=./pytorch-nccl-tests.sqsh all_reduce_perf -b 100M -e 110M -c 0 -n 1
+# nThread 1 nGpus 1 minBytes 104857600 maxBytes 115343360 step: 1048576(bytes) warmup iters: 5 iters: 1 validation: 0
+#
+# Using devices
+#   Rank  0 Pid  30938 on      gpu01 device  0 [0x00] Tesla T4
+#   Rank  1 Pid  24859 on      gpu02 device  0 [0x00] Tesla T4
+#   Rank  2 Pid  16393 on      gpu03 device  0 [0x00] Tesla T4
+#
+#                                                       out-of-place                       in-place
+#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+   104857600      26214400     float     sum   202872    0.52    0.69    N/A   224616    0.47    0.62    N/A
+   105906176      26476544     float     sum   249852    0.42    0.57    N/A   261420    0.41    0.54    N/A
+   115343360      28835840     float     sum   305408    0.38    0.50    N/A   307126    0.38    0.50    N/A
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 0.58536
+"""
+
+
+def test_hosts_of_one_gpu_list_no_assumed_board_or_p2p() -> None:
+    """132: ranks 0-2 on gpu01-gpu03, one each (the device list): no two GPUs of a host talk, so the
+    board a T4 is assumed to sit on and its peer-to-peer are no assumptions that matter; they were
+    listed as 'assumed board = pcie' and 'assumed p2p = True'."""
+    log = parse_nccl_tests(ONE_GPU_HOSTS, "132.txt")
+    inference = infer_run(log, ONE_GPU_HOSTS, RunOptions(nccl_version="2.12.12"))
+    assert (inference.facts["gpus_per_node"].value, inference.facts["gpus_per_node"].assumed) == (1, False)
+    board = inference.facts["board"]
+    assert (board.assumed, board.note) == (False, "one GPU per host: no GPU-to-GPU link of a host is used")
+    assert "p2p" not in inference.facts
+    assert [f.name for f in inference.facts.values() if f.assumed] == ["network", "nics_per_node"]

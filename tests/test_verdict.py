@@ -407,7 +407,7 @@ def test_peer_to_peer_does_not_withhold_a_verdict_when_each_host_runs_one_rank()
         data / "A10G-AWS-g5.2xlarge_all_reduce_2gpu_2node-TCP-socket_1.txt",
         options=RunOptions(nic="tcp_10g", nics_per_node=1),
     )
-    assert alone.inference.facts["p2p"].assumed
+    assert "p2p" not in alone.inference.facts  # one GPU per host: an assumed p2p is not even listed
     assert int(alone.inference.facts["gpus_per_node"].value) == 1
     assert "p2p" not in [f.name for f in alone.inference.assumed]
     shared = validate_file(data / "RTX4090-PCIe-noP2P-8NUMA_all_reduce_8gpu_1.txt")

@@ -81,18 +81,16 @@ def infer_board(
     return board
 
 
-def one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
-    """One rank copies locally: the board does not matter, the GPU's memory bandwidth does."""
+def board_unused(facts: dict[str, Fact], why: str) -> None:
+    """An assumed board that no traffic crosses is no assumption that matters: said so, with ``why``."""
     if "board" in facts and facts["board"].assumed:
         board = facts["board"]
-        facts["board"] = Fact(
-            "board",
-            board.value,
-            board.evidence,
-            False,
-            board.option,
-            "one rank: no GPU-to-GPU or network link is used",
-        )
+        facts["board"] = Fact("board", board.value, board.evidence, False, board.option, why)
+
+
+def one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
+    """One rank copies locally: the board does not matter, the GPU's memory bandwidth does."""
+    board_unused(facts, "one rank: no GPU-to-GPU or network link is used")
     memory = spec.memory_Bps if spec is not None else None
     if memory:
         facts["memory_bandwidth"] = Fact(

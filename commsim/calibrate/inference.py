@@ -28,7 +28,13 @@ from typing import Any
 from commsim.calibrate.evidence import Fact
 from commsim.calibrate.infer_devices import one_gpu_per_process, plan_devices, rack_gpus, rank_gpus_on_boards
 from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
-from commsim.calibrate.infer_host import board_gpus, gpu_and_topology, infer_board, one_rank_facts
+from commsim.calibrate.infer_host import (
+    board_gpus,
+    board_unused,
+    gpu_and_topology,
+    infer_board,
+    one_rank_facts,
+)
 from commsim.calibrate.infer_launch import (
     gpus_per_thread,
     infer_cuda_graph,
@@ -234,9 +240,12 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     cuda_graph = infer_cuda_graph(log, facts, warnings)
     plan = plan_devices(layout, settings, options.devices, warnings, per_process=isolated is not None)
     board = infer_board(spec, box_source, layout, facts, plan, options.board)
+    alone = per_node == 1 and not layout.per_node.assumed  # one GPU per host: no host peers
     if ranks == 1:
         one_rank_facts(spec, facts)
-    p2p = _p2p(settings, raw, options, spec, board, ranks, per_node, facts)
+    elif alone:
+        board_unused(facts, "one GPU per host: no GPU-to-GPU link of a host is used")
+    p2p = _p2p(settings, raw, options, spec, board, ranks > 1 and not alone, per_node, facts)
     board, boxes = _domains(log, raw, options, board, layout, ranks, facts, warnings)
     nic, nics = _network(settings, options, spec, board, per_node, facts) if boxes > 1 else (None, 0)
     facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
@@ -280,7 +289,7 @@ def _p2p(
     options: RunOptions,
     spec: GpuSpec | None,
     board: Board | None,
-    ranks: int,
+    peers: bool,
     per_node: int,
     facts: dict[str, Fact],
 ) -> Fact:
@@ -294,7 +303,7 @@ def _p2p(
         has_fabric(spec, board) or _one_bridged_pair(spec, board, per_node),
         options.topology.peer_to_peer if options.topology is not None else None,
     )
-    if ranks > 1 or not p2p.assumed:  # one rank has no peer: nothing to assume
+    if peers or not p2p.assumed:  # one rank (per host) has no peer: nothing to assume
         facts["p2p"] = p2p
     host_transport = infer_host_transport(settings, p2p, per_node)
     if host_transport is not None:
