@@ -348,7 +348,7 @@ def test_a_good_document_parses() -> None:
             {"fabric": "nvlink9"},
             "good.yaml:9:13: gpus.0 (good_gpu).fabric: unknown fabric link kind 'nvlink9'",
         ),
-        ({"arch": "kepler"}, "unknown nvidia arch 'kepler'"),
+        ({"arch": "maxwell"}, "unknown nvidia arch 'maxwell'"),
         ({"source": "my memory"}, "source must give a URL"),
         ({"pcie": "pcie7_x16"}, "pcie 'pcie7_x16' must be a link kind"),
         ({"fabric_links": "null"}, "give fabric, fabric_links and fabric_link_Bps together"),

@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 ARCHS = (
+    "kepler",
     "pascal",
     "volta",
     "turing",
@@ -54,6 +55,7 @@ ARCHS = (
     "hopper",
     "blackwell",
     "blackwell_ultra",
+    "cdna1",
     "cdna2",
     "cdna3",
     "cdna4",

@@ -27,8 +27,18 @@ __all__ = [
     "fold_name",
 ]
 
-NVIDIA_ARCHS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "blackwell_ultra")
-AMD_ARCHS = ("cdna2", "cdna3", "cdna4", "rdna3", "rdna4")
+NVIDIA_ARCHS = (
+    "kepler",
+    "pascal",
+    "volta",
+    "turing",
+    "ampere",
+    "ada",
+    "hopper",
+    "blackwell",
+    "blackwell_ultra",
+)
+AMD_ARCHS = ("cdna1", "cdna2", "cdna3", "cdna4", "rdna3", "rdna4")
 FORMS = ("sxm", "pcie", "oam", "superchip", "nvl")
 FABRICS = ("nvlink1", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "xgmi_gpu")
 BOARD_CLASSES = (

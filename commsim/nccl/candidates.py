@@ -90,7 +90,7 @@ def plateau_applies(collective: Collective, m: NcclMachine, n: int, proto: str, 
 
 def plateau(table: TuningTable, m: NcclMachine) -> float:
     """The plateau's latency factor for this GPU generation (before Ampere, Ampere and newer)."""
-    return table.plateau[0 if m.arch in ("pascal", "volta", "turing") else 1]
+    return table.plateau[0 if m.arch in ("kepler", "pascal", "volta", "turing") else 1]
 
 
 def _inter_steps(table: TuningTable, collective: Collective, nodes: int) -> int:

@@ -17,7 +17,7 @@ from commsim.topology.model import Topology
 
 __all__ = ["GPU_ARCHS", "NcclMachine", "analyse", "gpu_arch"]
 
-GPU_ARCHS = ("pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "unknown")
+GPU_ARCHS = ("kepler", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "unknown")
 """GPU generations, oldest first."""
 
 _ARCH_PATTERNS = [

@@ -144,7 +144,8 @@ class TuningTable:
         if not self.ll_max_Bps:
             return float("inf")
         if nodes == 1:
-            key = arch if arch in self.ll_max_Bps else ("volta" if arch in ("pascal", "turing") else arch)
+            older = arch in ("kepler", "pascal", "turing")  # NCCL's compCap index 0, as Volta
+            key = arch if arch in self.ll_max_Bps else ("volta" if older else arch)
         else:
             key = f"{'amd' if amd_host else 'intel'}_{2 if nodes == 2 else 4}"
         return self.ll_max_Bps.get(key, float("inf"))

@@ -148,7 +148,7 @@ def _roce_kinds() -> list[LinkKind]:
             ),
             transport="roce",
         )
-        for gbit in (25, 50, 100, 200, 400, 800)
+        for gbit in (10, 25, 40, 50, 100, 200, 400, 800)
     ]
 
 
