@@ -55,7 +55,7 @@ def test_a_faster_latency_only_run_blames_the_models_latency_and_names_the_efa_n
     withheld; with the plugin's SENDRECV protocol forced (``OFI_NCCL_PROTOCOL=SENDRECV``, as a user
     could) the model prices it with the SENDRECV figure, and the run is 2.5x faster than that."""
     assumed = _verdict(B200_EFA_97, P6_OPTIONS)
-    assert assumed.startswith("cannot judge: the machine is partly assumed (net_protocol)")
+    assert assumed.startswith("cannot judge: the machine is partly assumed (net_protocol (--net-protocol))")
     verdict = _verdict("export OFI_NCCL_PROTOCOL=SENDRECV\n" + B200_EFA_97, P6_OPTIONS)
     assert verdict.startswith("latency 2.5x lower than modelled")
     assert (

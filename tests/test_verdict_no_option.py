@@ -1,10 +1,10 @@
-"""A verdict withheld for a fact no option gives says how to learn it (outside/97, 101).
+"""A withheld verdict says how to settle each assumed fact (outside/97, 101).
 
 aws-ofi-nccl's protocol (SENDRECV or RDMA) sets EFA's per-step overhead; a log without the plugin's
-INFO lines leaves it assumed, and ``commsim validate`` has no option for it. The withheld verdict used
-to end "give the options named to judge it" with no option named: the plugin prints its protocol
-under NCCL_DEBUG=INFO (``NET/OFI Using transport protocol RDMA``, since v1.7.0; older releases
-have SENDRECV only and print their release).
+INFO lines leaves it assumed. ``--net-protocol`` gives it, but a user rarely knows which protocol
+ran: the plugin prints it under NCCL_DEBUG=INFO (``NET/OFI Using transport protocol RDMA``, since
+v1.7.0; older releases have SENDRECV only and print their release), so the verdict says so beside
+the option. A fact no option gives is said to be settled only by a log that shows it.
 """
 
 from __future__ import annotations
@@ -13,25 +13,25 @@ from commsim.calibrate.evidence import Fact
 from commsim.calibrate.verdict import _how_to_give
 from tests.test_verdict_latency import B200_EFA_97, P6_OPTIONS, _verdict
 
+LEARN = "net_protocol: NCCL_DEBUG=INFO shows it, where aws-ofi-nccl prints its protocol"
 
-def test_an_assumed_protocol_says_no_option_gives_it() -> None:
-    """Log 97 (2 x p6-b200, up to 256 B): withheld on net_protocol, and told how to show it."""
+
+def test_an_assumed_protocol_names_its_option_and_how_to_learn_it() -> None:
+    """Log 97 (2 x p6-b200, up to 256 B): withheld on net_protocol, its option and its source named."""
     verdict = _verdict(B200_EFA_97, P6_OPTIONS)
-    assert verdict.startswith("cannot judge: the machine is partly assumed (net_protocol);")
-    assert verdict.endswith(
-        "net_protocol has no option: run it again with NCCL_DEBUG=INFO, where aws-ofi-nccl prints it"
-    )
-    assert "give the options named" not in verdict
+    assert verdict.startswith("cannot judge: the machine is partly assumed (net_protocol (--net-protocol));")
+    assert verdict.endswith(f"give the options named to judge it ({LEARN})")
 
 
 def test_options_and_a_fact_without_one() -> None:
-    """With an assumed network (--nic) too, the options are asked for and the protocol's way given."""
-    facts = [
-        Fact("network", "efa_v4", assumed=True, option="--nic"),
-        Fact("net_protocol", "rdma", assumed=True),
-    ]
-    assert _how_to_give(facts) == (
-        "give the options named to judge it (net_protocol has no option: run it again with "
-        "NCCL_DEBUG=INFO, where aws-ofi-nccl prints it)"
+    """An assumed network (--nic) is asked for by its option alone; the protocol adds how to learn
+    it; a fact with no option says so, and that only a log showing it settles it."""
+    network = Fact("network", "efa_v4", assumed=True, option="--nic")
+    protocol = Fact("net_protocol", "rdma", assumed=True, option="--net-protocol")
+    orphan = Fact("launch", "threads", assumed=True)
+    assert _how_to_give([network, protocol]) == f"give the options named to judge it ({LEARN})"
+    assert _how_to_give([network]) == "give the options named to judge it"
+    assert _how_to_give([network, orphan]) == (
+        "give the options named to judge it (launch: given by no option)"
     )
-    assert _how_to_give(facts[:1]) == "give the options named to judge it"
+    assert _how_to_give([orphan]) == "launch: given by no option; only a log that shows it settles it"

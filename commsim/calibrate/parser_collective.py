@@ -248,7 +248,7 @@ def table_fit(
     fitting = tuple(
         name
         for name in COLLECTIVES
-        if _factor_fits(name, pairs, ranks, at_least)
+        if _factor_fits(name, pairs, ranks, at_least, old=_old_format(header))
         and _redop_fits(name, redops)
         and _root_fits(name, roots)
         and not any(name in NEED_COLUMN[column] for column in missing)
@@ -265,7 +265,7 @@ def table_fit(
     absent = (header.line, missing, header.headerless) if header is not None and missing else None
     text = _describe(pairs, (redops, roots, checked, absent), (ranks, at_least, ranks_how), candidates)
     legacy = [c for c in candidates if c in LEGACY_ALGBW and ranks is not None and ranks > 1]
-    if legacy and legacy_algbw(pairs, ranks or 0):
+    if legacy and _old_format(header) and legacy_algbw(pairs, ranks or 0):
         text += f" ({' and '.join(legacy)} as nccl-tests printed it before June 2020: busbw = algbw)"
     text = f"{version}; {text}" if version else text
     if len(candidates) == 1:
@@ -320,10 +320,20 @@ def _ratio_bounds(m: Measured) -> tuple[float, float]:
     return low * (1 - _SLACK), high * (1 + _SLACK)
 
 
-def _factor_fits(name: str, pairs: list[Measured], ranks: int | None, at_least: int) -> bool:
+def _old_format(header: ColumnHeader | None) -> bool:
+    """Whether the table may predate June 2020 (no ``#wrong`` column, which came later).
+
+    nccl-tests counts wrong elements (``#wrong``) since its exact data check,
+    introduced after the June 2020 change of all_gather's and reduce_scatter's
+    bus bandwidth; a table printing ``error`` (or no header) may be older.
+    """
+    return header is None or "wrong" not in header.names
+
+
+def _factor_fits(name: str, pairs: list[Measured], ranks: int | None, at_least: int, old: bool) -> bool:
     if not pairs:
         return True
-    if ranks is not None and name in LEGACY_ALGBW and ranks > 1 and legacy_algbw(pairs, ranks):
+    if old and ranks is not None and name in LEGACY_ALGBW and ranks > 1 and legacy_algbw(pairs, ranks):
         return True  # busbw = algbw = size / time x (n-1)/n: nccl-tests before June 2020
     if ranks is not None:
         factor = BUSBW_FACTORS[name](ranks)

@@ -357,21 +357,24 @@ def _host_transport_text(validation: Validation, ratio: float, where: str) -> st
     )
 
 
-_NO_OPTION = {"net_protocol": "run it again with NCCL_DEBUG=INFO, where aws-ofi-nccl prints it"}
-"""How to learn an assumed fact no option gives (``net_protocol``: :mod:`~commsim.calibrate.infer_ofi`)."""
+_HOW_TO_LEARN = {"net_protocol": "NCCL_DEBUG=INFO shows it, where aws-ofi-nccl prints its protocol"}
+"""How a user learns an assumed fact the log did not show (:mod:`~commsim.calibrate.infer_ofi`)."""
 
 
 def _how_to_give(assumed: list[Fact]) -> str:
-    """What settles the ``assumed`` facts: the options named, and for a fact without one how the log
-    would show it (``give the options named`` alone read as if an option gave every one)."""
-    ways = "; ".join(
-        f"{f.name} has no option: {_NO_OPTION.get(f.name, 'only a log that shows it settles it')}"
+    """What settles the ``assumed`` facts: the options named, how to learn a fact whose value the
+    user may not know (``net_protocol``: a run with NCCL_DEBUG=INFO), and for a fact without an
+    option that only a log showing it settles it (``give the options named`` alone read as if an
+    option gave every one)."""
+    ways = [
+        f"{f.name}: {_HOW_TO_LEARN[f.name]}" if f.name in _HOW_TO_LEARN else f"{f.name}: given by no option"
         for f in assumed
-        if not f.option
-    )
-    if not ways:
-        return "give the options named to judge it"
-    return ways if all(not f.option for f in assumed) else f"give the options named to judge it ({ways})"
+        if f.name in _HOW_TO_LEARN or not f.option
+    ]
+    named = any(f.option for f in assumed)
+    if not named:
+        return "; ".join(ways) + "; only a log that shows it settles it"
+    return "give the options named to judge it" + (f" ({'; '.join(ways)})" if ways else "")
 
 
 def _below_either_way(fact: Fact, ratio: float) -> bool:
