@@ -73,6 +73,49 @@ REFUSED_PLAIN = {
     "122_GH200-CSCS-Alps-64node-256rank-allreduce-extracted-table-nohash-header.txt": (
         "ratio of the rows fits every number from 253 to 259; pass --gpus N"
     ),
+    "129_V100-PCIe-16GB-2gpu-g2-SHM-condensed-noroot-nocinplace-selectedrows.txt": (
+        "all_reduce, reduce and send_recv fit; give --collective "
+    ),
+    "130_V100-PCIe-16GB-2node-4rank-RoCE-ConnectX3-noGDR-1row-keyparts.txt": (
+        "the column header has no count column"
+    ),
+    "134_V100-SXM2-32GB-DGX1-k8s-2node-16rank-RoCE-2xCX5-100G-SRIOV-NCCL256-oldformat-indented.txt": (
+        "give --gpu "
+    ),
+    "137_H100-Azure-NDv5-64node-512rank-IB-NDRx8-allreduce-8G-periteration-i0-abridged.txt": "give --gpu ",
+    "138_H100-GCP-A3High-dstack-2node-16rank-allgather-TCPX-nohash-tableonly.txt": "give --gpu ",
+    "150_A100-40GB-AWS-p4dn-1to4node-EFA-allreduce-1GiB-instancecount-column-NCCL299.txt": (
+        "its 13 fields are not one of nccl-tests' standard rows"
+    ),
+    "151_H100-GKE-A3High-2node-16rank-allgather-TCPX-1to64MiB-NA-wrong.txt": "give --gpu ",
+    "152_H100-GKE-A3-2node-16rank-allgather-2MiB-2GiB-rowsonly-noheader.txt": "give --gpu ",
+    "153_H100-GCP-a3-highgpu-8g-2node-16rank-allgather-TCPX-dstack-1to64MiB.txt": "give --gpu ",
+    "154_A100-SXM4-32node-256rank-4HDR-allreduce-small-oldformat-zerorows.txt": (
+        "print algbw 0.00 GB/s, so they give no busbw/algbw ratio at all"
+    ),
+    "156_H100-AKS-MPIJob-2node-16rank-allreduce-factor4-rowsonly-afterINFO.txt": (
+        "ratio of the rows fits every number from 8 to 65536; pass --gpus N"
+    ),
+    "157_H100-AWS-p5-allreduce-tagoutput-widetrailing-3rows-nodecountunstated.txt": (
+        "print algbw 0.00 GB/s, so they give no busbw/algbw ratio at all"
+    ),
+    "158_RTX4090-5gpu-g5-tinygradP2P-allreduce-32MiB-blanklines.txt": "give --gpu ",
+    "160_Thor-1gpu-allreduce-32MiB-1rank-unknownGPU.txt": "GPU 'NVIDIA Thor' is not in the catalogue",
+    "161_A100-NV12-8gpu-board-2of8-g2-CVD01-allgather-bf16-linearstep-nodevices.txt": "give --gpu ",
+    "162_AMD-AINIC-2node-16rank-rccl-allreduce-2to16GiB-rowsonly.txt": "give --gpu ",
+    "163_H100-Crusoe-2node-16rank-NVLSTree-allreduce-rowsonly-repeatedsizes-broken-inplace.txt": (
+        "give --gpu "
+    ),
+    "166_A100-80GB-2node-1gpu-HDR-srun-allreduce-small-noheaderline.txt": (
+        "print algbw 0.00 GB/s, so they give no busbw/algbw ratio at all"
+    ),
+    "167_unknownGPU-mpirun-8rank-alltoall-oldformat-rowsonly-noredop.txt": "give --gpu ",
+    "168_RTX2080Ti-2gpu-NVLinkbridge-reduce-oldformat-rowsonly.txt": (
+        "cannot tell the number of ranks: the log has no device list"
+    ),
+    "169_L4-2node-8gpu-2xCX7-400G-noGDR-uccl-allreduce-rowsonly-NA.txt": "give --gpu ",
+    "170_H100-PCIe-2gpu-NVLinkbridge-g2-allreduce-1to4GiB-INFOabridged-nodevices.txt": "give --gpu ",
+    "171_RTX2080Ti-2gpu-allgather-NCCL264-oldformat-11field-rowsonly.txt": "give --gpu ",
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -87,7 +130,13 @@ row starts with '#'; 79's run failed ('an illegal memory access was encountered'
 Of the sixth and seventh batches, 92, 93, 96, 99, 104-107 are tables without device lines (no GPU
 named); 95, 97 and 101 print only rows too small for a busbw/algbw ratio and no device list, so their
 rank count is unknown; 103, 108 and 122 have ratios that fit a range of rank counts (all_reduce's count
-column says nothing); 102's broadcast ratio is 1 whatever the rank count."""
+column says nothing); 102's broadcast ratio is 1 whatever the rank count. Of the eighth and ninth batches,
+134, 137, 138, 151-153, 158, 161-163, 167 and 169-171 are tables or issue excerpts without device lines
+(no GPU named); 129's condensed 2-rank table (no root column, no in-place half) fits all_reduce, reduce
+and send_recv alike; 130's column header has no count column; 150 is a user's composite table (an
+instance-count column before nccl-tests' fields, no '#' header); 154, 157 and 166 print only rows too small
+for a busbw/algbw ratio; 156's ratio fits any rank count from 8 up; 168's rows of busbw = algbw (reduce)
+say nothing of the rank count; 160's 'NVIDIA Thor' is not in the catalogue."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -99,12 +148,22 @@ UNSETTLED = {
     "79_H800-2node-16rank-alltoall-deviceAPI-D1-testfailure-issue355.txt",
     "102_StrixHalo-gfx1151-rccl-broadcast-unknownGPU.txt",
     "108_H100-16node-allreduce-NCCL2205-small-noheader.txt",
+    "130_V100-PCIe-16GB-2node-4rank-RoCE-ConnectX3-noGDR-1row-keyparts.txt",
+    "150_A100-40GB-AWS-p4dn-1to4node-EFA-allreduce-1GiB-instancecount-column-NCCL299.txt",
+    "156_H100-AKS-MPIJob-2node-16rank-allreduce-factor4-rowsonly-afterINFO.txt",
+    "157_H100-AWS-p5-allreduce-tagoutput-widetrailing-3rows-nodecountunstated.txt",
+    "160_Thor-1gpu-allreduce-32MiB-1rank-unknownGPU.txt",
+    "162_AMD-AINIC-2node-16rank-rccl-allreduce-2to16GiB-rowsonly.txt",
+    "167_unknownGPU-mpirun-8rank-alltoall-oldformat-rowsonly-noredop.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
 60's and 77's name only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
 given; 102's page names neither the rank count nor a GPU the catalogue has (a Strix Halo gfx1151 APU);
-108's says "16 H100 nodes" but not how many GPUs each ran); every other refused log validates with its
-page's facts."""
+108's says "16 H100 nodes" but not how many GPUs each ran; 130's page gives its hosts and GPUs but no option
+adds the count column its header lacks; 150's thread states the machine of a composite table no option
+makes readable; 156's and 162's threads give the hosts but not the GPU, 157's the GPU (p5.48xlarge) but not
+the rank count; 160's Jetson Thor and 167's unknown GPU are named by no option a user could give); every
+other refused log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -135,9 +194,11 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """124 logs, each with its provenance lines first and one README row; every page fact is for a log,
-    every topology file it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 124
+    """160 logs (01-138 and 150-171), each with its provenance lines first and one README row; every page
+    fact is for a log, every topology file it names exists, and a refused log is either settled by its page
+    or unsettled."""
+    assert len(LOGS) == 160
+    assert {int(p.name.split("_")[0]) for p in LOGS} == {*range(1, 139), *range(150, 172)}
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:
         lines = path.read_text(encoding="utf-8").splitlines()
