@@ -19,6 +19,7 @@ from commsim.hardware import GpuSpec
 __all__ = [
     "ALGO_NAMES",
     "PROTO_NAMES",
+    "SEND_RECV_COLLECTIVES",
     "forced_choices",
     "infer_host_transport",
     "infer_p2p",
@@ -155,12 +156,25 @@ def _names(value: str, table: dict[str, str]) -> tuple[set[str], bool]:
     return names, exclude
 
 
+SEND_RECV_COLLECTIVES = frozenset({"all_to_all", "gather", "scatter", "send_recv"})
+"""Collectives NCCL runs as grouped ``ncclSend``/``ncclRecv`` calls: NCCL_ALGO and NCCL_PROTO choose
+among the algorithms and protocols of collective operations and do not apply to them."""
+
+
 def forced_choices(
     settings: RunSettings,
     options_algorithms: tuple[str, ...] | None,
     options_protocols: tuple[str, ...] | None,
+    collective: str | None = None,
 ) -> tuple[dict[str, Fact], tuple[str, ...] | None, tuple[str, ...] | None, list[str]]:
-    """Forced algorithms and protocols: options, else NCCL_ALGO / NCCL_PROTO / NCCL_TREE_THRESHOLD / NVLS."""
+    """Forced algorithms and protocols: options, else NCCL_ALGO / NCCL_PROTO / NCCL_TREE_THRESHOLD / NVLS.
+
+    For a send/receive collective (:data:`SEND_RECV_COLLECTIVES`) the log's settings restrict
+    nothing: NCCL's tuner picks among ring, tree, NVLS ... for collective operations only, and
+    runs all-to-all, gather, scatter and send/recv as point-to-point sends whatever NCCL_ALGO
+    says (a log of ``NCCL_ALGO=Ring ... alltoall_perf`` is a plain all-to-all). The fact still
+    lists the setting, with a note saying so; ``--algo`` / ``--proto`` are followed as given.
+    """
     facts: dict[str, Fact] = {}
     algorithms, excluded = _forced_algorithms(settings, options_algorithms, facts)
     nvls = setting(settings, "NCCL_NVLS_ENABLE")
@@ -169,11 +183,30 @@ def forced_choices(
         excluded |= {"nvls", "nvls_tree"}
         facts["nvls"] = Fact("nvls", False, (nvls,), note="NCCL_NVLS_ENABLE=0")
     protocols = _forced_protocols(settings, options_protocols, facts)
+    if collective in SEND_RECV_COLLECTIVES:
+        if options_algorithms is None:
+            algorithms, excluded = None, set()
+            _not_applied(facts, "algorithms", collective)
+        if options_protocols is None:
+            protocols = None
+            _not_applied(facts, "protocols", collective)
     if excluded:
         from commsim.nccl.tuning import ALGORITHMS
 
         algorithms = tuple(a for a in (algorithms or ALGORITHMS) if a not in excluded)
     return facts, algorithms, protocols, _unmodelled(settings)
+
+
+def _not_applied(facts: dict[str, Fact], name: str, collective: str) -> None:
+    """Say in ``facts[name]`` (a setting the log forces) that it does not apply to ``collective``."""
+    fact = facts.get(name)
+    if fact is None:
+        return
+    note = (
+        f"{'NCCL_ALGO' if name == 'algorithms' else 'NCCL_PROTO'} does not apply: NCCL runs "
+        f"{collective} as point-to-point sends, not as a collective algorithm"
+    )
+    facts[name] = Fact(name, fact.value, fact.evidence, option=fact.option, note=note)
 
 
 def _forced_algorithms(

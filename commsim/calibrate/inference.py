@@ -253,7 +253,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     if protocol is not None:
         facts["net_protocol"] = protocol
     choices, algorithms, protocols, unmodelled = forced_choices(
-        settings, options.algorithms, options.protocols
+        settings, options.algorithms, options.protocols, log.collective
     )
     facts.update(choices)
     warnings += unmodelled
