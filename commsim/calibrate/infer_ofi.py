@@ -64,6 +64,13 @@ _RELEASE_LINE = re.compile(r"NET/OFI (?:Using|Initializing) aws-ofi-nccl v?(\d+)
 _SENDRECV_PLATFORMS = ("p3dn", "p4d", "p4de")
 _RDMA_PLATFORMS = ("p5", "p5e", "p5en", "p6", "p6-b200", "p6e")
 _RDMA_ARCHS = ("hopper", "blackwell")
+_NO_RDMA_KINDS = {
+    "efa_v1": (
+        "first-generation EFA (efa_v1: p3dn, g4dn) has no device RDMA (GPUDirect RDMA over EFA came "
+        "with p4d), so aws-ofi-nccl runs SENDRECV on it in every release: its RDMA protocol needs RDMA writes"
+    ),
+}
+"""EFA link kinds on which only the SENDRECV protocol can run, and why."""
 
 
 def plugin_release(raw: str) -> tuple[tuple[int, int, int], Evidence] | None:
@@ -110,6 +117,14 @@ def efa_protocol(
         return None
     arch = spec.arch if spec is not None else "unknown"
     found = infer_ofi_protocol(settings, raw, version, arch)
+    if found.assumed and nic in _NO_RDMA_KINDS:
+        found = Fact(
+            "net_protocol",
+            "sendrecv",
+            (Evidence(nic, "network link kind"),),
+            option=OPTION,
+            note=_NO_RDMA_KINDS[nic],
+        )
     if given is None:
         return found
     if warnings is not None and not found.assumed and found.value != given:
