@@ -81,6 +81,9 @@ _TEARDOWN = re.compile(
 
 A launcher's report of a failure (``srun: error: ... Exited with exit code 1``) is not one of them:
 it stays a warning."""
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+"""A Markdown code fence (```, ```console ...): the page's markup around a pasted log, not a line of it,
+so no warning when one closes the block after a table without its footer (log 191)."""
 # the footer, like the units line, loses its '#' in extracts of the table
 _AVG_BUSBW = re.compile(r"^#?\s*Avg bus bandwidth\s*:\s*(\S+)")
 _OUT_OF_BOUNDS = re.compile(r"^#?\s*Out of bounds values\s*:\s*(\d+)")
@@ -189,7 +192,7 @@ class TextReader:
             self.data.info_nranks.append((number, int(nranks.group(1)), text))
 
     def _not_a_row(self, number: int, text: str) -> None:
-        if self.in_table:
+        if self.in_table and not _FENCE.match(text):
             self.skipped.append((number, text))
 
     def _table_line(self, number: int, text: str, tokens: list[str]) -> None:
