@@ -226,6 +226,13 @@ def names_printed(tokens: list[str], columns: list[Column]) -> bool:
 
 def read_layout(number: int, labels: list[str], fail: Callable[[str, int], ParseError]) -> Layout:
     """The table layout announced by the column header ``labels``."""
+    if "|" in labels and "size" in (label.lower() for label in labels[labels.index("|") + 1 :]):
+        raise fail(
+            "the column header holds two tables side by side (a second 'size count type ...' after "
+            "'|'), as pages arrange two runs for comparison; nccl-tests prints one table per run: "
+            "put each side in a file of its own",
+            number,
+        )
     columns = []
     slots = iter(("oop", "ip"))
     slot = ""
