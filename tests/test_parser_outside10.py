@@ -55,3 +55,36 @@ def test_two_tables_side_by_side_are_named_as_such() -> None:
     with pytest.raises(ParseError, match="two tables side by side") as caught:
         parse_nccl_tests(SIDE_BY_SIDE, n_ranks=8)
     assert caught.value.line == 2
+
+
+# 188: a GitHub "Parser for RCCL test output" module's embedded sample (code-index file id 70415062978):
+# an MI350X all_reduce whose device list keeps 2 lines, with rccl-tests' algo/proto/nchannels columns.
+CUT_DEVICE_LIST = """\
+# Collective test starting: all_reduce_perf
+# nThread 1 nGpus 1 minBytes 1048576 maxBytes 17179869184 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+rccl-tests: Version develop:6405c76
+# Using devices
+#  Rank  0 Group  0 Pid 3252337 on amd-mi350x-ses2-1 device  0 [0000:05:00] AMD Instinct MI350X
+#  Rank  1 Group  0 Pid 3252338 on amd-mi350x-ses2-1 device  1 [0000:15:00] AMD Instinct MI350X
+RCCL version : 2.27.7-develop:29e1567
+#
+#                                                              out-of-place                       in-place          
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong     algo     proto   nchannels
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)                                      
+     1048576        262144     float     sum      -1    76.26   13.75   25.78      0    76.43   13.72   25.72      0  Direct    SIMPLE          32
+     2097152        524288     float     sum      -1    87.02   24.10   45.18      0    86.52   24.24   45.45      0    RING    SIMPLE          32
+   268435456      67108864     float     sum      -1   1377.7  194.84  365.33      0   1376.1  195.07  365.76      0    RING    SIMPLE          32
+"""  # noqa: E501, W291
+
+
+def test_a_device_list_shorter_than_the_rows_computed_with_is_cut() -> None:
+    """188: two device lines, but every all_reduce row prints busbw/algbw = 2 x 15/16 (25.78 / 13.75,
+    365.33 / 194.84 = 1.875), which nccl-tests computes with the communicator's 16 ranks. The log was
+    read as 2 ranks with a warning, and every row then 'disagreed' (6 warnings, a 239 % miss at
+    256 MiB). 16 ranks now, and the warning says the list looks cut."""
+    log = parse_nccl_tests(CUT_DEVICE_LIST)
+    assert log.n_ranks == 16
+    assert log.rank_evidence[0].source == "busbw/algbw ratio"
+    assert any("the device list looks cut" in w for w in log.warnings)
+    assert not [w for w in log.warnings if "disagrees with size / time" in w]

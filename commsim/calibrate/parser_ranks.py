@@ -290,7 +290,7 @@ def _choose_ranks(
     for kind in EXACT_SOURCES[1:]:
         exact = next((e for e in found if e.source == kind), None)
         if exact is not None:
-            return exact
+            return _beyond_device_list(exact, found, collective, measured or [])
     bounds = [e for e in found if e.source not in EXACT_SOURCES and e.source != _AMBIGUOUS]
     ambiguous = next((e for e in found if e.source == _AMBIGUOUS), None)
     best = max(bounds, key=lambda e: e.value, default=None)
@@ -298,6 +298,33 @@ def _choose_ranks(
         return best
     why = _why_unknown(best, ambiguous, collective, measured)
     raise ParseError(f"cannot tell the number of ranks: {why}; pass --gpus N", source=source)
+
+
+def _beyond_device_list(
+    chosen: Evidence, found: list[Evidence], collective: str | None, measured: list[Measured]
+) -> Evidence:
+    """The table's own rank count when it is larger than a device list's: the list was cut.
+
+    nccl-tests prints one device line per rank and computes every row's count and busbw with the
+    communicator's size, so a list of fewer ranks than the rows were computed for has lost its
+    tail (a page or a parser's sample keeping its first lines, log 188: two MI350X listed, 16 in
+    busbw/algbw = 2 x 15/16). Only a known collective's count column and busbw/algbw ratio outweigh
+    the list, when they agree (the ratio alone: when :data:`_TABLE_SIZES` sizes or more fit it).
+    """
+    if chosen.source != "device list" or collective is None:
+        return chosen
+    table = [e for e in found if e.source in (COUNT_COLUMN, "busbw/algbw ratio")]
+    if len({e.value for e in table}) != 1 or table[0].value <= chosen.value:
+        return chosen  # none, or they disagree (a type column that is not the one counted), or no more
+    sizes = len({m.nbytes for m in informative(measured)})
+    if all(e.source != COUNT_COLUMN for e in table) and sizes < _TABLE_SIZES:
+        return chosen
+    return table[0]
+
+
+_TABLE_SIZES = 3
+"""Sizes whose busbw/algbw must agree on a rank count before it outweighs a shorter device list: one
+row off by more than print rounding is flagged as such, not read as more ranks."""
 
 
 def _why_unknown(
@@ -358,9 +385,11 @@ def _rank_disagreements(chosen: Evidence, found: list[Evidence]) -> list[str]:
             )
         if wrong:
             says = "at least " if other.source not in EXACT_SOURCES else ""
+            table = chosen.source in (COUNT_COLUMN, "busbw/algbw ratio")
+            cut = "; the device list looks cut" if table and other.source == "device list" else ""
             warnings.append(
                 f"number of ranks: the {other.describe()} says {says}{_show(other.value)} but the "
-                f"{chosen.describe()} says {chosen.value}; using {chosen.value} ({chosen.source})"
+                f"{chosen.describe()} says {chosen.value}; using {chosen.value} ({chosen.source}){cut}"
             )
     if chosen.source not in EXACT_SOURCES:
         warnings.append(
