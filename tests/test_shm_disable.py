@@ -50,8 +50,8 @@ def test_shm_disabled_with_p2p_off_withholds_the_verdict_naming_the_setting() ->
     assert verdict.startswith(
         "cannot judge: NCCL_SHM_DISABLE=1 (mpirun -x (line 1)) with GPU peer-to-peer off leaves the GPUs "
         "of a host only NCCL's network transport (the NIC's loopback or sockets), which the model does "
-        "not price: it prices their traffic through host memory; measured busbw at its largest sizes "
-        "(up to 4 KiB) is "
+        "not price: it prices their traffic through host memory; measured busbw at every size it has "
+        "(1 KiB - 4 KiB) is "
     )
     assert "--topology" not in verdict
 

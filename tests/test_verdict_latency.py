@@ -77,7 +77,7 @@ def test_a_slower_latency_only_run_says_latency_higher_than_modelled() -> None:
     verdict = _verdict(A100_PCIE_100, RunOptions(topology=machine))
     assert verdict.startswith("latency ")
     assert (
-        "x higher than modelled at its largest sizes (up to 4 KiB), where every size compared is below "
+        "x higher than modelled at every size it has (1 KiB - 4 KiB), where every size compared is below "
         "64 KiB: the time there is the per-call floor and per-step overheads, not bandwidth, and the "
         "model's are too low for this machine; the log shows no cause: run it again with NCCL_DEBUG=INFO"
     ) in verdict

@@ -108,7 +108,7 @@ from commsim.calibrate.verdict_causes import (
     doubts as find_doubts,
 )
 from commsim.calibrate.verdict_choice import other_choice
-from commsim.calibrate.verdict_latency import latency_miss
+from commsim.calibrate.verdict_latency import cache_resident, latency_miss
 from commsim.errors import CommsimError
 from commsim.units import format_size
 
@@ -177,11 +177,20 @@ def large_size_ratio(validation: Validation) -> float:
 
 
 def size_phrase(validation: Validation) -> str:
-    """Where the ratio was taken: ``"at large sizes"`` when some size is bandwidth-bound (>= 64 MiB),
-    else ``"at its largest sizes (up to 1.5 MB)"`` with the largest size the log has."""
-    sizes = [r.nbytes for r in validation.rows]
-    if any(n >= _BANDWIDTH_BOUND for n in sizes):
+    """Where the ratio was taken: ``"at large sizes"`` when several sizes are bandwidth-bound
+    (>= 64 MiB), ``"at its one large size (64 MiB)"`` when one is, ``"at its one size (8 B)"`` for a
+    one-size log, ``"at every size it has (8 B - 64 B)"`` when the three largest are all it has,
+    else ``"at its largest sizes (up to 1.5 MB)"``."""
+    sizes = sorted({r.nbytes for r in validation.rows})
+    big = [n for n in sizes if n >= _BANDWIDTH_BOUND]
+    if len(big) == 1:
+        return f"at its one large size ({format_size(big[0])})"
+    if big:
         return "at large sizes"
+    if len(sizes) == 1:
+        return f"at its one size ({format_size(sizes[0])})"
+    if len(sizes) <= 3:
+        return f"at every size it has ({format_size(sizes[0])} - {format_size(sizes[-1])})"
     return f"at its largest sizes (up to {format_size(max(sizes))})"
 
 
@@ -254,7 +263,10 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
             f"{ratio:.1f}x faster than the model expects {where}: the model's figures for this "
             "machine are too low (check the machine it used, or calibrate it with commsim calibrate)"
         )
-        if latency:
+        cached = cache_resident(validation)
+        if cached:
+            text_ = f"{ratio:.1f}x faster than the model expects {where}: {cached}"
+        elif latency:
             text_ = _latency_text(validation, f"latency {ratio:.1f}x lower than modelled", where, "too high")
         return Verdict("above", ratio, (), (), notes, text_ + _choice_text(validation) + aside + miss)
     if ratio >= BELOW:

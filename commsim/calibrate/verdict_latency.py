@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from commsim.calibrate.validate import Validation
 
-__all__ = ["expected_latency_error", "latency_miss"]
+__all__ = ["cache_resident", "expected_latency_error", "latency_miss"]
 
 
 def expected_latency_error() -> float | None:
@@ -98,3 +98,40 @@ def _what_it_rests_on(validation: Validation) -> str:
     if note:
         return f"{head}; what the model's network latency rests on: {note}"
     return f"{head}; 'commsim calibrate' on this machine's logs fits them (latency_scale, launch_s)"
+
+
+def cache_resident(validation: Validation) -> str | None:
+    """Why a one-GPU run beats the model, when its copy outran the GPU's memory; else None.
+
+    One rank's nccl-tests call is a device-to-device copy: ``size`` bytes read
+    and ``size`` written, so through memory it cannot move ``size`` faster
+    than half the memory bandwidth. A row that does (outside probe 9's log
+    159: one RTX 4090, all_gather of 32 MiB in 18.5 us, 1.8 TB/s against
+    1.008 TB/s of GDDR6X, whose 72 MB L2 holds both 32 MiB buffers) measured
+    the cache, which the model does not price: its figures are not too low for
+    the GPU's memory, the run never reached it.
+    """
+    from commsim.calibrate.verdict_causes import large_indices
+    from commsim.nccl.costs import memory_Bps
+    from commsim.units import format_size, format_time
+
+    inference = validation.inference
+    if len(inference.ranks) != 1:
+        return None
+    gpu = inference.facts.get("gpu")
+    if gpu is None or gpu.assumed:
+        return None
+    memory = memory_Bps(str(gpu.value))
+    rows = [validation.rows[i] for i in large_indices(r.nbytes for r in validation.rows)]
+    fast = [r for r in rows if r.nbytes / r.measured_time_s > memory / 2]
+    if not fast:
+        return None
+    row = max(fast, key=lambda r: r.nbytes)
+    rate = row.nbytes / row.measured_time_s
+    return (
+        f"{format_size(row.nbytes)} copied in {format_time(row.measured_time_s)} is {rate / 1e12:.2f} TB/s, "
+        f"more than the {gpu.value}'s memory can copy ({memory / 1e12:.3g} TB/s shared by the read and "
+        f"the write: {memory / 2e12:.3g} TB/s), so "
+        "the buffers stayed in its cache; the model prices the copy through memory, which a size well "
+        "beyond the cache would measure (one GPU's call is a copy, not communication)"
+    )
