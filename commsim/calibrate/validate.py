@@ -338,6 +338,8 @@ def _ranks_given(n_ranks: int | None, options: RunOptions | None) -> int | None:
     """The rank count the user gave: ``--gpus``, else ``--nodes`` x ``--gpus-per-node``."""
     if n_ranks is not None or options is None:
         return n_ranks
+    if options.gpus is not None:
+        return options.gpus
     if options.nodes is not None and options.gpus_per_node is not None:
         return options.nodes * options.gpus_per_node
     return None
