@@ -31,7 +31,7 @@ def test_forced_ll_on_gfx12_names_rccls_rule() -> None:
     with pytest.raises(AlgorithmError) as info:
         NcclModel.of(problem.topology).predict(problem, protocols=("LL",))
     message = str(info.value)
-    assert message.startswith("no NCCL algorithm among [] with protocols ['LL'] applies to all_reduce")
+    assert message.startswith("no NCCL candidate of protocol LL applies to all_reduce")
     assert "available here: ring/Simple, tree/Simple (" in message
     assert message.endswith(
         "; RCCL disables LL on gfx12 GPUs ('Disable LL protocol on gfx12xx') and PAT (NCCL_PAT_ENABLE "
@@ -56,3 +56,20 @@ def test_an_nvidia_machine_gets_no_rccl_reason() -> None:
     with pytest.raises(AlgorithmError) as info:
         NcclModel.of(problem.topology).predict(problem, algorithms=("nvls",))
     assert "RCCL" not in str(info.value)
+
+
+def test_an_algorithm_forced_on_all_to_all_says_nccl_runs_it_point_to_point() -> None:
+    """NCCL runs all_to_all as grouped sends (p2p/Simple), whatever NCCL_ALGO says: --algo ring on it
+    is refused naming that, not with the NVLS/LL128/PAT conditions of the collective algorithms
+    (outside probe 10's log 190, 4 H100, alltoall_perf with --algo ring)."""
+    topology = get_topology("xgmi_box")
+    problem = Problem(topology, tuple(topology.gpus), Collective.ALL_TO_ALL, 2.0**20)
+    with pytest.raises(AlgorithmError) as info:
+        NcclModel.of(topology).predict(problem, algorithms=("ring",))
+    message = str(info.value)
+    assert message.startswith("no NCCL candidate of algorithm ring applies to all_to_all")
+    assert message.endswith(
+        "available here: p2p/Simple: NCCL runs all_to_all as grouped point-to-point sends "
+        "(p2p/Simple), which NCCL_ALGO does not choose; drop the algorithm restriction (--algo) for it"
+    )
+    assert "NVLS needs" not in message

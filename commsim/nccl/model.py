@@ -330,14 +330,7 @@ class NcclModel:
             for a, p, lat, rate in _allowed(raw, algorithms, protocols)
         ]
         if not candidates:
-            available = sorted({f"{a}/{p}" for a, p, _, _ in raw})
-            raise AlgorithmError(
-                f"no NCCL algorithm among {list(algorithms or [])} with protocols {list(protocols or [])} "
-                f"applies to {problem.collective} on {m.describe()} (NCCL {self.table.name} tables); "
-                f"available here: {', '.join(available)} (NVLS needs an NVSwitch box with Hopper or newer "
-                "GPUs and NCCL 2.17+; LL128 needs NVLink and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+)"
-                + (_rccl_disabled(m, self.rccl_table) if rccl.is_amd(m.arch) else "")
-            )
+            raise AlgorithmError(_none_allowed(problem.collective, raw, algorithms, protocols, self, m))
         best = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
         fill = fill_s(best.algorithm, m, problem.nbytes, best.algbw_Bps, scale * best.latency_s, bw.version)
         hidden = overlapped_s(
@@ -462,6 +455,35 @@ def _rccl_disabled(m: NcclMachine, table: RcclTable) -> str:
     if m.nodes == 1 and m.arch in table.tree_simple_single_node_off:
         off.insert(0, f"tree/Simple on a single {gfx} node")
     return f"; RCCL disables {' and '.join(off)} whatever the figures"
+
+
+def _none_allowed(
+    collective: Collective,
+    raw: list[cand.Raw],
+    algorithms: tuple[str, ...] | None,
+    protocols: tuple[str, ...] | None,
+    model: NcclModel,
+    m: NcclMachine,
+) -> str:
+    """Why no candidate is left of ``raw`` under the restriction, and what is available."""
+    available = sorted({f"{a}/{p}" for a, p, _, _ in raw})
+    restriction = " and ".join(
+        f"{what} {', '.join(names)}"
+        for what, names in (("algorithm", algorithms), ("protocol", protocols))
+        if names
+    )
+    head = f"no NCCL candidate of {restriction} applies to {collective} on {m.describe()} "
+    head += f"(NCCL {model.table.name} tables); available here: {', '.join(available)}"
+    if collective in P2P_COLLECTIVES:
+        return head + (
+            f": NCCL runs {collective} as grouped point-to-point sends (p2p/Simple), which NCCL_ALGO "
+            "does not choose; drop the algorithm restriction (--algo) for it"
+        )
+    return (
+        head + " (NVLS needs an NVSwitch box with Hopper or newer GPUs and NCCL 2.17+; LL128 needs NVLink "
+        "and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+)"
+        + (_rccl_disabled(m, model.rccl_table) if rccl.is_amd(m.arch) else "")
+    )
 
 
 def _host_s(params: NcclParams, n: int, gpus_per_thread: int, cuda_graph: bool = False) -> float:
