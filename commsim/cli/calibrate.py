@@ -9,6 +9,7 @@ commands so that ``commsim --help`` stays fast.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -255,24 +256,25 @@ def _with_net_protocol(options: RunOptions, net_protocol: str | None) -> RunOpti
     """``options`` with ``--net-protocol``, refused unless it names one of aws-ofi-nccl's protocols."""
     from commsim.calibrate.infer_ofi import OFI_PROTOCOLS
 
-    if net_protocol is None:
+    if _checked("--net-protocol", net_protocol, OFI_PROTOCOLS) is None:
         return options
-    if net_protocol not in OFI_PROTOCOLS:
-        raise CommsimError(f"--net-protocol {net_protocol!r}: valid: {', '.join(OFI_PROTOCOLS)}")
     return replace(options, net_protocol=net_protocol)
 
 
 def _with_nvlink_domain(options: RunOptions, nvlink_domain: str | None) -> RunOptions:
     """``options`` with ``--nvlink-domain``, refused unless it names one of its values."""
-    from dataclasses import replace
-
     from commsim.calibrate.infer_domain import DOMAIN_CHOICES
 
-    if nvlink_domain is None:
+    if _checked("--nvlink-domain", nvlink_domain, DOMAIN_CHOICES) is None:
         return options
-    if nvlink_domain not in DOMAIN_CHOICES:
-        raise CommsimError(f"--nvlink-domain {nvlink_domain!r}: valid: {', '.join(DOMAIN_CHOICES)}")
     return replace(options, nvlink_domain=nvlink_domain)
+
+
+def _checked(flag: str, value: str | None, choices: Sequence[str]) -> str | None:
+    """``value`` (None when not given), refused unless it is one of ``choices``."""
+    if value is not None and value not in choices:
+        raise CommsimError(f"{flag} {value!r}: valid: {', '.join(choices)}")
+    return value
 
 
 def _with_devices(options: RunOptions, devices: str | None) -> RunOptions:
