@@ -35,7 +35,6 @@ REFUSED_PLAIN = {
     "43_H100-GKE-A3High-2node-allgather-TCPX-nodevices-indented.txt": "give --gpu ",
     "46_A100-NVLink-8gpu-sendrecv-g8-nodevices.txt": "give --gpu ",
     "51_H100-p5-EKS-2node-16gpu-EFA-tagoutput-nodevices.txt": "give --gpu ",
-    "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt": "give --gpu ",
     "68_MI300X-2node-splitmask-8x2rank-rccl-allreduce-bf16-AINIC.txt": "cannot tell the number of ranks",
     "69_MI300X-2node-splitmask-8x2rank-rccl-alltoall-bf16-AINIC.txt": "give --gpu ",
     "73_A100-80GB-p4de-2node-allreduce-EFA-nodevices.txt": "give --gpu ",
@@ -100,7 +99,6 @@ REFUSED_PLAIN = {
         "print algbw 0.00 GB/s, so they give no busbw/algbw ratio at all"
     ),
     "158_RTX4090-5gpu-g5-tinygradP2P-allreduce-32MiB-blanklines.txt": "give --gpu ",
-    "160_Thor-1gpu-allreduce-32MiB-1rank-unknownGPU.txt": "GPU 'NVIDIA Thor' is not in the catalogue",
     "161_A100-NV12-8gpu-board-2of8-g2-CVD01-allgather-bf16-linearstep-nodevices.txt": "give --gpu ",
     "162_AMD-AINIC-2node-16rank-rccl-allreduce-2to16GiB-rowsonly.txt": "give --gpu ",
     "163_H100-Crusoe-2node-16rank-NVLSTree-allreduce-rowsonly-repeatedsizes-broken-inplace.txt": (
@@ -124,9 +122,10 @@ for its rank count (no header either, and a busbw/algbw of 1 fits all_reduce of 
 reduce or broadcast of any number); 17 names no binary, its two ranks' busbw/algbw of 1 fit both
 all_reduce and send_recv and its page kept no in-place ``#wrong`` column to tell them apart (53, alike
 but with that column, is all_reduce by it); 20 names its GPUs only as 'NVIDIA Graphics Device', and
-23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 60's 'NVIDIA RTX 6000D' and 77's 'MetaX C500' are not
-in the catalogue; 33 runs two ranks on one GPU, which the model does not describe; 37's only result
-row starts with '#'; 79's run failed ('an illegal memory access was encountered') before its only row.
+23, 24, 30 and 31 only as 'AMD Radeon Graphics'; 77's 'MetaX C500' is not in the catalogue (60's RTX 6000D
+and 160's Jetson Thor are catalogued now); 33 runs two ranks on one GPU, which the model does not
+describe; 37's only result row starts with '#'; 79's run failed ('an illegal memory access was
+encountered') before its only row.
 Of the sixth and seventh batches, 92, 93, 96, 99, 104-107 are tables without device lines (no GPU
 named); 95, 97 and 101 print only rows too small for a busbw/algbw ratio and no device list, so their
 rank count is unknown; 103, 108 and 122 have ratios that fit a range of rank counts (all_reduce's count
@@ -136,14 +135,13 @@ column says nothing); 102's broadcast ratio is 1 whatever the rank count. Of the
 and send_recv alike; 130's column header has no count column; 150 is a user's composite table (an
 instance-count column before nccl-tests' fields, no '#' header); 154, 157 and 166 print only rows too small
 for a busbw/algbw ratio; 156's ratio fits any rank count from 8 up; 168's rows of busbw = algbw (reduce)
-say nothing of the rank count; 160's 'NVIDIA Thor' is not in the catalogue."""
+say nothing of the rank count."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
     "24_AMD-RadeonGraphics-8gpu-rccl-alltoall.txt",
     "33_RTX5090-2ranks-1gpu-socket-tagoutput.txt",
     "37_V100SXM2-2gpu-1host-broadcast-tapsocket-commented-row.txt",
-    "60_RTX6000D-2node-16gpu-alltoall-SpectrumX-unknownGPU.txt",
     "77_MetaX-C500-8gpu-mccl-allreduce-bf16-boxheader.txt",
     "79_H800-2node-16rank-alltoall-deviceAPI-D1-testfailure-issue355.txt",
     "102_StrixHalo-gfx1151-rccl-broadcast-unknownGPU.txt",
@@ -152,17 +150,16 @@ UNSETTLED = {
     "150_A100-40GB-AWS-p4dn-1to4node-EFA-allreduce-1GiB-instancecount-column-NCCL299.txt",
     "156_H100-AKS-MPIJob-2node-16rank-allreduce-factor4-rowsonly-afterINFO.txt",
     "157_H100-AWS-p5-allreduce-tagoutput-widetrailing-3rows-nodecountunstated.txt",
-    "160_Thor-1gpu-allreduce-32MiB-1rank-unknownGPU.txt",
     "162_AMD-AINIC-2node-16rank-rccl-allreduce-2to16GiB-rowsonly.txt",
     "167_unknownGPU-mpirun-8rank-alltoall-oldformat-rowsonly-noredop.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
-60's and 77's name only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
-given; 102's page names neither the rank count nor a GPU the catalogue has (a Strix Halo gfx1151 APU);
+77's names only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
+given; 102's page does not name the rank count (its Strix Halo GPU is catalogued now);
 108's says "16 H100 nodes" but not how many GPUs each ran; 130's page gives its hosts and GPUs but no option
 adds the count column its header lacks; 150's thread states the machine of a composite table no option
 makes readable; 156's and 162's threads give the hosts but not the GPU, 157's the GPU (p5.48xlarge) but not
-the rank count; 160's Jetson Thor and 167's unknown GPU are named by no option a user could give); every
+the rank count; 167's unknown GPU is named by no option a user could give); every
 other refused log validates with its page's facts."""
 
 
