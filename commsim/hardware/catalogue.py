@@ -27,7 +27,7 @@ from typing import Any
 import pydantic
 
 from commsim.errors import CommsimError, UnknownNameError
-from commsim.hardware.schema import CatalogueFile, GpuEntry, bare_name
+from commsim.hardware.schema import AMD_ARCHS, NVIDIA_ARCHS, CatalogueFile, GpuEntry, bare_name
 from commsim.yamlio import read_yaml, validation_message
 
 __all__ = [
@@ -45,23 +45,7 @@ __all__ = [
     "parse_gpu_catalogue",
 ]
 
-ARCHS = (
-    "kepler",
-    "pascal",
-    "volta",
-    "turing",
-    "ampere",
-    "ada",
-    "hopper",
-    "blackwell",
-    "blackwell_ultra",
-    "cdna1",
-    "cdna2",
-    "cdna3",
-    "cdna4",
-    "rdna3",
-    "rdna4",
-)
+ARCHS = NVIDIA_ARCHS + AMD_ARCHS
 """GPU generations of the catalogue: NVIDIA oldest first, then AMD."""
 
 _SOURCE = "commsim/hardware/gpus.yaml"
