@@ -365,3 +365,18 @@ def test_times_across_nodes_keep_the_plateau_and_tree_corrections() -> None:
     sizes = [2.0**k for k in range(3, 34)]
     one_by_one = [model.predict(Problem(topo, gpus, Collective.ALL_REDUCE, s)).time_s for s in sizes]
     assert model.times(Problem(topo, gpus, Collective.ALL_REDUCE, 1.0), sizes) == one_by_one
+
+
+@pytest.mark.parametrize("version", ["2.4.8", "2.11.4", "2.12.12", "2.17.1", "2.23.4"])
+@pytest.mark.parametrize("machine", SHIPPED)
+def test_every_release_predicts_all_reduce_on_every_shipped_machine(machine: str, version: str) -> None:
+    """NVLS is offered from NCCL 2.17 on, and the tables of older releases have no NVLS row at all:
+    an H100 NVSwitch box with ``--nccl-version 2.11.4`` (or 2.6.4, as the pre-2.7 send/recv rule
+    sends more logs to give) raised KeyError 'nvls'. Every release's table predicts every shipped
+    machine, offering NVLS only from 2.17."""
+    topology = get_topology(machine)
+    problem = Problem(topology, tuple(topology.gpus), Collective.ALL_REDUCE, 2.0**20)
+    prediction = NcclModel.of(topology, version=version).predict(problem)
+    names = {c.algorithm for c in prediction.candidates}
+    assert prediction.chosen.time_s > 0
+    assert ("nvls" in names) == (machine == "hgx_h100" and version in ("2.17.1", "2.23.4"))

@@ -212,9 +212,10 @@ def nvls(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
     and beyond two nodes half the network bandwidth (interior nodes of the
     tree send and receive twice; NCCL's ``bwInter/2``).
     """
-    intra = table.hop_latency_s["nvlink"]["nvls"]["Simple"]
     if m.nodes == 1:
-        return [("nvls", "Simple", intra, bw.nvlink_port_Bps)] if table.available("nvls", bw.version) else []
+        if not table.available("nvls", bw.version):
+            return []  # before NCCL 2.17 (older tables have no NVLS row at all)
+        return [("nvls", "Simple", table.hop_latency_s["nvlink"]["nvls"]["Simple"], bw.nvlink_port_Bps)]
     if not table.available("nvls_tree", bw.version):
         return []
     latency = table.hop_latency_s["nvlink"]["nvls_tree"]["Simple"]
