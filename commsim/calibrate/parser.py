@@ -309,6 +309,7 @@ def parse_nccl_tests(
     n_ranks: int | None = None,
     run: int | None = None,
     name_hint: str | None = None,
+    nccl_version: str | None = None,
 ) -> NcclTestsLog:
     r"""Read the output of one nccl-tests run (text or ``-J`` JSON).
 
@@ -330,6 +331,8 @@ def parse_nccl_tests(
         The log's file name, which may name the collective; used only when
         the log names no binary, to choose among the collectives its table
         allows (:mod:`~commsim.calibrate.parser_collective`).
+    nccl_version : str, optional
+        The NCCL release given (``--nccl-version``), as for :func:`parse_nccl_tests_runs`.
 
     Returns
     -------
@@ -358,7 +361,9 @@ def parse_nccl_tests(
     >>> log.collective, log.n_ranks, log.rows[0].oop_busbw_Bps
     ('all_reduce', 2, 10490000000.0)
     """
-    runs = parse_nccl_tests_runs(text, source, collective, n_ranks=n_ranks, name_hint=name_hint)
+    runs = parse_nccl_tests_runs(
+        text, source, collective, n_ranks=n_ranks, name_hint=name_hint, nccl_version=nccl_version
+    )
     if run is not None:
         return _pick_run(runs, run, source)
     if len(runs) > 1:
@@ -494,6 +499,7 @@ def load_nccl_tests(
     n_ranks: int | None = None,
     run: int | None = None,
     name_hint: bool = False,
+    nccl_version: str | None = None,
 ) -> NcclTestsLog:
     """Read an nccl-tests log file (text or ``-J`` JSON).
 
@@ -501,7 +507,7 @@ def load_nccl_tests(
     ----------
     path : str or path-like
         The log file; its name becomes the log's ``source``.
-    collective, n_ranks, run
+    collective, n_ranks, run, nccl_version
         As for :func:`parse_nccl_tests`.
     name_hint : bool
         Whether the file's name may choose the collective among those the
@@ -519,7 +525,13 @@ def load_nccl_tests(
     text = _read_log_file(path)
     hint = Path(path).name if name_hint else None
     return parse_nccl_tests(
-        text, source=str(path), collective=collective, n_ranks=n_ranks, run=run, name_hint=hint
+        text,
+        source=str(path),
+        collective=collective,
+        n_ranks=n_ranks,
+        run=run,
+        name_hint=hint,
+        nccl_version=nccl_version,
     )
 
 

@@ -330,7 +330,8 @@ def validate_file(path: str | Path, **kwargs: Any) -> Validation:
     """
     collective = kwargs.pop("collective", None)
     n_ranks = _ranks_given(kwargs.pop("n_ranks", None), kwargs.get("options"))
-    log = load_nccl_tests(path, collective=collective, n_ranks=n_ranks, name_hint=True)
+    version = options.nccl_version if (options := kwargs.get("options")) is not None else None
+    log = load_nccl_tests(path, collective=collective, n_ranks=n_ranks, name_hint=True, nccl_version=version)
     return validate_log(log, _read(path), collective=collective, **kwargs)
 
 

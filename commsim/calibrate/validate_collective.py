@@ -32,6 +32,17 @@ def modelled_collective(log: NcclTestsLog, collective: str | None) -> Collective
     name = collective or log.collective
     if name is None:
         raise ParseError(_unknown_collective(log), log.source)
+    if name == "hypercube" and not collective:
+        said = next((e for e in log.collective_evidence if e.value == "hypercube"), None)
+        how = f" ({said.source}: {said.text})" if said is not None and said.text else ""
+        raise ParseError(
+            f"the log measured nccl-tests' hypercube test{how}, which commsim does not model (its "
+            "exchanges along a hypercube's dimensions are no NCCL collective)"
+            + (
+                "" if binary is not None else "; if the table is another collective's, give --collective NAME"
+            ),
+            log.source,
+        )
     return get_collective(name)
 
 
