@@ -346,3 +346,25 @@ def test_hosts_of_one_gpu_list_no_assumed_board_or_p2p() -> None:
     assert (board.assumed, board.note) == (False, "one GPU per host: no GPU-to-GPU link of a host is used")
     assert "p2p" not in inference.facts
     assert [f.name for f in inference.facts.values() if f.assumed] == ["network", "nics_per_node"]
+
+
+def test_a_command_saying_g_1_wins_over_a_shared_pid() -> None:
+    """The command's ``-g 1`` says one GPU per thread; ranks sharing a Pid then say nothing more
+    (review: 129's device list after a command with '-g 1' read '2 GPU(s) per thread')."""
+    log = parse_nccl_tests(
+        "./all_reduce_perf -b 8 -e 128M -f 2 -g 1\n" + ONE_PROCESS_TWO_GPUS, "x.txt", "all_reduce"
+    )
+    assert gpus_per_thread(log) == 1
+
+
+def test_one_small_size_measured_again_is_no_doubtful_run(tmp_path: Path) -> None:
+    """A spread of repeated rows makes a run doubtful only at a bandwidth-bound size (>= 64 MiB):
+    137's 17 rows of 8 GiB at 8 B instead (2.74x apart) are latency jitter, not a disturbed run."""
+    small = "\n".join(
+        line.replace("  8589934592    2147483648", "           8             2") if "float" in line else line
+        for line in ONE_SIZE.splitlines()
+    )
+    path = tmp_path / "small.txt"
+    path.write_text(small + "\n")
+    (validation,) = validate_runs(path, options=ONE_SIZE_OPTIONS, collective="all_reduce")
+    assert judge(validation).kind != "doubtful"

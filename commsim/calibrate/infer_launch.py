@@ -47,9 +47,11 @@ def _shared_pid(log: NcclTestsLog) -> _SharedPid | None:
 
 
 def _threads_stated(log: NcclTestsLog) -> bool:
-    """Whether the run header or the command says how many threads each process ran (``-t``)."""
+    """Whether the run header or the command says how many threads each process ran (``-t``) or
+    GPUs each thread drove (``-g``)."""
     command = read_command(log.command, None) if log.command else None
-    return "nThread" in log.header or (command is not None and command.threads is not None)
+    stated = command is not None and (command.threads is not None or command.gpus is not None)
+    return "nThread" in log.header or stated
 
 
 def _gpus_from_pid(log: NcclTestsLog) -> _SharedPid | None:

@@ -75,9 +75,8 @@ def doubts(validation: Validation, lines: list[tuple[int, str]]) -> list[str]:
     too_fast = _faster_than_network(validation, rows, lines)
     if too_fast:
         out.append(too_fast)
-    large = {rows[i].nbytes for i in large_indices(r.nbytes for r in rows)}
-    for group in repeated_sizes(rows):
-        if group.nbytes in large and group.spread > IN_PLACE_LIMIT:
+    for group in repeated_sizes(rows):  # at a bandwidth-bound size: small ones jitter by nature
+        if group.nbytes >= _BANDWIDTH_BOUND and group.spread > IN_PLACE_LIMIT:
             out.append(
                 f"the {len(group.times_s)} rows of {_size(group.nbytes)} (lines {group.first_line}-"
                 f"{group.last_line}) measure the same work {group.spread:.2f}x apart (more than "
