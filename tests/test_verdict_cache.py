@@ -75,3 +75,28 @@ def test_size_phrase_says_how_many_sizes_the_ratio_rests_on() -> None:
     assert size_phrase(_rows(8, 16, 32, 1024)) == "at its largest sizes (up to 1 KiB)"  # type: ignore[arg-type]
     assert size_phrase(_rows(mib, 32 * mib, 64 * mib)) == "at its one large size (64 MiB)"  # type: ignore[arg-type]
     assert size_phrase(_rows(mib, 64 * mib, 128 * mib)) == "at large sizes"  # type: ignore[arg-type]
+
+
+def test_a_copy_too_large_for_any_cache_is_said_not_to_have_copied() -> None:
+    """128 MiB in 20 us on the 4090 is 6.71 TB/s; its two buffers (268 MB) exceed the largest GPU
+    cache (the MI300X's 256 MB Infinity Cache), so no cache explains it: the call did not copy."""
+    text = RTX4090_159.replace(
+        "    33554432       8388608     float    none      -1    18.48  1816.16",
+        "   134217728      33554432     float    none      -1    20.00  6710.89",
+    )
+    verdict = _validation(text).verdict()
+    assert "128 MiB copied in 20 us is 6.71 TB/s" in verdict
+    assert "larger than any GPU's cache: the call did not copy what it reports" in verdict
+
+
+def test_no_cache_case_when_the_memory_bandwidth_is_assumed() -> None:
+    """A GPU the catalogue has no memory figure for is priced with the H100's 3.35 TB/s, an
+    assumption: no verdict may call that the GPU's memory."""
+    validation = _validation(RTX4090_159)
+    facts = dict(validation.inference.facts)
+    memory = facts["memory_bandwidth"]
+    facts["memory_bandwidth"] = type(memory)(memory.name, memory.value, memory.evidence, assumed=True)
+    inference = SimpleNamespace(ranks=validation.inference.ranks, facts=facts)
+    assumed = SimpleNamespace(inference=inference, rows=validation.rows)
+    assert cache_resident(validation) is not None
+    assert cache_resident(assumed) is None  # type: ignore[arg-type]

@@ -109,7 +109,10 @@ def cache_resident(validation: Validation) -> str | None:
     159: one RTX 4090, all_gather of 32 MiB in 18.5 us, 1.8 TB/s against
     1.008 TB/s of GDDR6X, whose 72 MB L2 holds both 32 MiB buffers) measured
     the cache, which the model does not price: its figures are not too low for
-    the GPU's memory, the run never reached it.
+    the GPU's memory, the run never reached it. Both buffers must fit the
+    largest GPU cache there is (:data:`LARGEST_CACHE_BYTES`); a faster copy of
+    more did not copy what it reports. None when the memory bandwidth is
+    assumed (a GPU the catalogue has no figure for).
     """
     from commsim.calibrate.verdict_causes import large_indices
     from commsim.nccl.costs import memory_Bps
@@ -118,8 +121,8 @@ def cache_resident(validation: Validation) -> str | None:
     inference = validation.inference
     if len(inference.ranks) != 1:
         return None
-    gpu = inference.facts.get("gpu")
-    if gpu is None or gpu.assumed:
+    gpu, memory_fact = inference.facts.get("gpu"), inference.facts.get("memory_bandwidth")
+    if gpu is None or gpu.assumed or memory_fact is None or memory_fact.assumed:
         return None
     memory = memory_Bps(str(gpu.value))
     rows = [validation.rows[i] for i in large_indices(r.nbytes for r in validation.rows)]
@@ -128,10 +131,22 @@ def cache_resident(validation: Validation) -> str | None:
         return None
     row = max(fast, key=lambda r: r.nbytes)
     rate = row.nbytes / row.measured_time_s
-    return (
+    head = (
         f"{format_size(row.nbytes)} copied in {format_time(row.measured_time_s)} is {rate / 1e12:.2f} TB/s, "
         f"more than the {gpu.value}'s memory can copy ({memory / 1e12:.3g} TB/s shared by the read and "
-        f"the write: {memory / 2e12:.3g} TB/s), so "
-        "the buffers stayed in its cache; the model prices the copy through memory, which a size well "
-        "beyond the cache would measure (one GPU's call is a copy, not communication)"
+        f"the write: {memory / 2e12:.3g} TB/s)"
     )
+    if 2 * row.nbytes > LARGEST_CACHE_BYTES:
+        return (
+            f"{head}, and its two buffers are larger than any GPU's cache: the call did not copy what "
+            "it reports (a doubtful measurement)"
+        )
+    return (
+        f"{head}, so the buffers stayed in its cache; the model prices the copy through memory, which "
+        "a size well beyond the cache would measure (one GPU's call is a copy, not communication)"
+    )
+
+
+LARGEST_CACHE_BYTES = 256e6
+"""The largest on-package GPU cache of the catalogue's GPUs: the MI300X's 256 MB AMD Infinity Cache
+(AMD CDNA 3 white paper); NVIDIA's L2 caches are smaller (50 MB on the H100, 72 MB on the RTX 4090)."""
