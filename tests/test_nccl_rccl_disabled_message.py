@@ -70,6 +70,9 @@ def test_an_algorithm_forced_on_all_to_all_says_nccl_runs_it_point_to_point() ->
     assert message.startswith("no NCCL candidate of algorithm ring applies to all_to_all")
     assert message.endswith(
         "available here: p2p/Simple: NCCL runs all_to_all as grouped point-to-point sends "
-        "(p2p/Simple), which NCCL_ALGO does not choose; drop the algorithm restriction (--algo) for it"
+        "(p2p/Simple), which NCCL_ALGO and NCCL_PROTO do not choose; drop --algo for it"
     )
     assert "NVLS needs" not in message
+    with pytest.raises(AlgorithmError) as info:
+        NcclModel.of(topology).predict(problem, protocols=("LL",))
+    assert str(info.value).endswith("do not choose; drop --proto for it")

@@ -475,9 +475,12 @@ def _none_allowed(
     head = f"no NCCL candidate of {restriction} applies to {collective} on {m.describe()} "
     head += f"(NCCL {model.table.name} tables); available here: {', '.join(available)}"
     if collective in P2P_COLLECTIVES:
+        given = " and ".join(
+            flag for flag, names in (("--algo", algorithms), ("--proto", protocols)) if names
+        )
         return head + (
-            f": NCCL runs {collective} as grouped point-to-point sends (p2p/Simple), which NCCL_ALGO "
-            "does not choose; drop the algorithm restriction (--algo) for it"
+            f": NCCL runs {collective} as grouped point-to-point sends (p2p/Simple), which NCCL_ALGO and "
+            f"NCCL_PROTO do not choose; drop {given} for it"
         )
     return (
         head + " (NVLS needs an NVSwitch box with Hopper or newer GPUs and NCCL 2.17+; LL128 needs NVLink "
