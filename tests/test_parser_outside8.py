@@ -368,3 +368,13 @@ def test_one_small_size_measured_again_is_no_doubtful_run(tmp_path: Path) -> Non
     path.write_text(small + "\n")
     (validation,) = validate_runs(path, options=ONE_SIZE_OPTIONS, collective="all_reduce")
     assert judge(validation).kind != "doubtful"
+
+
+def test_prose_naming_columns_is_no_hidden_column_header() -> None:
+    """A sentence naming 'size' and 'algbw' is no column header behind a prefix: the refusal says
+    there are no result rows, not that a header's lines start with 'I compared the' (review)."""
+    text = "I compared the size column against algbw for my run but there is no table here\nnothing\n"
+    with pytest.raises(ParseError) as info:
+        parse_nccl_tests(text, "prose.txt", "all_reduce", n_ranks=1)
+    assert "no result rows found" in str(info.value)
+    assert "I compared" not in str(info.value)
