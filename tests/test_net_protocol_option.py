@@ -1,6 +1,6 @@
 """``--net-protocol sendrecv|rdma`` gives aws-ofi-nccl's EFA protocol when the log does not show it.
 
-A run over AWS EFA costs ~38 us more per network step with the plugin's SENDRECV protocol than with
+A run over AWS EFA costs ~36 us more per network step with the plugin's SENDRECV protocol than with
 RDMA (v1.7.0-aws on, the default on p5 and p6). A log without the plugin's INFO lines leaves the
 protocol assumed, and a verdict drawn only from small sizes (which the protocol sets) is withheld: it
 must name the option that settles it, as every other assumed fact does.
@@ -111,3 +111,25 @@ def test_the_option_wins_over_the_log_and_the_disagreement_is_warned() -> None:
     assert len(warnings) == 1 and warnings[0].startswith(
         "--net-protocol sendrecv disagrees with the log's rdma"
     )
+
+
+def test_a_network_that_is_not_efa_points_at_the_nic_option() -> None:
+    """On an InfiniBand network (here assumed) the option is unused, and the warning says which
+    option names an EFA network, in case the assumption is what is wrong (review: log 74, a p5 run
+    whose network was assumed ib_ndr)."""
+    warnings: list[str] = []
+    fact = efa_protocol("ib_ndr", read_settings([]), "", None, get_gpu("h100_sxm"), "sendrecv", warnings)
+    assert fact is None
+    assert warnings == [
+        "--net-protocol sendrecv is not used: its network (ib_ndr) is not AWS EFA "
+        "(--nic efa_v1..efa_v4 names an EFA network)"
+    ]
+
+
+def test_rdma_on_first_generation_efa_is_refused() -> None:
+    """efa_v1 (p3dn, g4dn) has no device RDMA, which aws-ofi-nccl's RDMA protocol needs: given, it is
+    refused naming the valid value, not used with a warning."""
+    with pytest.raises(
+        InferenceError, match=r"--net-protocol rdma on efa_v1: first-generation EFA .* valid there: sendrecv"
+    ):
+        efa_protocol("efa_v1", read_settings([]), "", None, get_gpu("v100_sxm2"), "rdma", [])

@@ -113,8 +113,12 @@ def efa_protocol(
     if nic is None or LINK_KINDS[nic].transport != "efa":
         if given is not None and warnings is not None:
             why = "the run crosses no network" if nic is None else f"its network ({nic}) is not AWS EFA"
-            warnings.append(f"{OPTION} {given} is not used: {why}")
+            warnings.append(
+                f"{OPTION} {given} is not used: {why} (--nic efa_v1..efa_v4 names an EFA network)"
+            )
         return None
+    if given == "rdma" and nic in _NO_RDMA_KINDS:
+        raise InferenceError(f"{OPTION} rdma on {nic}: {_NO_RDMA_KINDS[nic]}; valid there: sendrecv")
     arch = spec.arch if spec is not None else "unknown"
     found = infer_ofi_protocol(settings, raw, version, arch)
     if found.assumed and nic in _NO_RDMA_KINDS:

@@ -78,7 +78,9 @@ NetProtocol = Annotated[
     typer.Option(
         "--net-protocol",
         help="The protocol aws-ofi-nccl ran AWS EFA with: sendrecv or rdma (p5/p6 since plugin 1.7). "
-        "Default: the plugin's INFO lines, else the instance generation's default (assumed).",
+        "Default: what the log shows (the plugin's protocol line, OFI_NCCL_PROTOCOL, the instance it "
+        "names; a plugin before 1.7, NCCL before 2.12 or efa_v1: sendrecv), else the GPU generation's "
+        "default (assumed).",
     ),
 ]
 Devices = Annotated[
