@@ -381,3 +381,15 @@ def test_a_pid_repeated_on_another_host_is_another_process() -> None:
     assert _launch(two_hosts, {"nThread": 1, "nGpus": 1}) == ("processes", 1)
     one_host = [Device(0, "pod-a", 0, A100, pid=71), Device(1, "pod-a", 1, A100, pid=71)]
     assert _launch(one_host, {}) == ("threads", 1)
+
+
+def test_which_tables_may_print_all_gathers_pre_2020_bandwidth() -> None:
+    """busbw = algbw for all_gather and reduce_scatter (nccl-tests before June 2020) fits only a table
+    that may be that old: a header printing 'error' may; '#wrong' (the later exact check) may not;
+    nor may -J JSON output (no column header), which nccl-tests writes since 2024."""
+    from commsim.calibrate.parser_collective import _old_format
+    from commsim.calibrate.parser_common import ColumnHeader
+
+    assert _old_format(ColumnHeader(1, frozenset({"size", "time", "algbw", "busbw", "error"})))
+    assert not _old_format(ColumnHeader(1, frozenset({"size", "time", "algbw", "busbw", "wrong"})))
+    assert not _old_format(None)

@@ -29,6 +29,7 @@ __all__ = ["EFA_BY_PLATFORM", "efa_platform", "infer_network"]
 
 
 _IB_BY_ARCH = {
+    "kepler": "ib_edr",  # the oldest InfiniBand kind modelled (K80 clusters also ran FDR)
     "pascal": "ib_edr",
     "volta": "ib_edr",
     "turing": "ib_edr",
@@ -37,16 +38,25 @@ _IB_BY_ARCH = {
     "hopper": "ib_ndr",
     "blackwell": "ib_ndr",
     "blackwell_ultra": "ib_xdr",
+    "cdna1": "ib_hdr",
     "cdna2": "ib_hdr",
     "cdna3": "ib_ndr",
     "cdna4": "ib_ndr",
 }
 
 
-_ROCE_BY_ARCH = {"pascal": "roce_100g", "volta": "roce_100g", "turing": "roce_100g", "ampere": "roce_200g"}
+_ROCE_BY_ARCH = {
+    "kepler": "roce_40g",
+    "pascal": "roce_100g",
+    "volta": "roce_100g",
+    "turing": "roce_100g",
+    "ampere": "roce_200g",
+    "cdna1": "roce_100g",
+}
 
 
 _EFA_BY_ARCH = {
+    "kepler": ("efa_v1", 1),  # no Kepler instance had EFA: the first generation, at least not 32 NICs
     "pascal": ("efa_v1", 1),
     "volta": ("efa_v1", 1),
     "turing": ("efa_v1", 1),  # g4dn (T4): one first-generation EFA (AWS accelerated computing instances)
