@@ -68,13 +68,17 @@ def _rows(*sizes: int) -> SimpleNamespace:
 
 
 def test_size_phrase_says_how_many_sizes_the_ratio_rests_on() -> None:
-    """One size, up to three sizes (all of them), more small sizes, one and several >= 64 MiB."""
+    """One size, up to three sizes (all of them), more small sizes, one and several >= 64 MiB, and
+    the one size the ratio's rows (the last three when none is >= 64 MiB) share."""
     mib = 1 << 20
     assert size_phrase(_rows(8)) == "at its one size (8 B)"  # type: ignore[arg-type]
     assert size_phrase(_rows(8, 16, 64)) == "at every size it has (8 B - 64 B)"  # type: ignore[arg-type]
     assert size_phrase(_rows(8, 16, 32, 1024)) == "at its largest sizes (up to 1 KiB)"  # type: ignore[arg-type]
     assert size_phrase(_rows(mib, 32 * mib, 64 * mib)) == "at its one large size (64 MiB)"  # type: ignore[arg-type]
     assert size_phrase(_rows(mib, 64 * mib, 128 * mib)) == "at large sizes"  # type: ignore[arg-type]
+    # the ratio takes the three last rows: here all of one size measured again (review)
+    repeated = _rows(1024, 2048, 4096, 4096, 4096)
+    assert size_phrase(repeated) == "at its largest size (4 KiB)"  # type: ignore[arg-type]
 
 
 def test_a_copy_too_large_for_any_cache_is_said_not_to_have_copied() -> None:

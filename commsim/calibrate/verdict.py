@@ -177,21 +177,22 @@ def large_size_ratio(validation: Validation) -> float:
 
 
 def size_phrase(validation: Validation) -> str:
-    """Where the ratio was taken: ``"at large sizes"`` when several sizes are bandwidth-bound
-    (>= 64 MiB), ``"at its one large size (64 MiB)"`` when one is, ``"at its one size (8 B)"`` for a
-    one-size log, ``"at every size it has (8 B - 64 B)"`` when the three largest are all it has,
-    else ``"at its largest sizes (up to 1.5 MB)"``."""
-    sizes = sorted({r.nbytes for r in validation.rows})
-    big = [n for n in sizes if n >= _BANDWIDTH_BOUND]
-    if len(big) == 1:
-        return f"at its one large size ({format_size(big[0])})"
-    if big:
-        return "at large sizes"
-    if len(sizes) == 1:
-        return f"at its one size ({format_size(sizes[0])})"
-    if len(sizes) <= 3:
-        return f"at every size it has ({format_size(sizes[0])} - {format_size(sizes[-1])})"
-    return f"at its largest sizes (up to {format_size(max(sizes))})"
+    """Where the ratio was taken (the sizes of :func:`large_indices`' rows): ``"at large sizes"``
+    when several sizes are bandwidth-bound (>= 64 MiB), ``"at its one large size (64 MiB)"`` when
+    one is, ``"at its one size (8 B)"`` for a one-size log, ``"at every size it has (8 B - 64 B)"``
+    when the ratio's rows cover every size, else ``"at its largest sizes (up to 1.5 MB)"`` (or
+    ``"at its largest size (4 KiB)"`` when that one size is measured again)."""
+    every = sorted({r.nbytes for r in validation.rows})
+    used = sorted({validation.rows[i].nbytes for i in large_indices(r.nbytes for r in validation.rows)})
+    if used[0] >= _BANDWIDTH_BOUND:
+        return f"at its one large size ({format_size(used[0])})" if len(used) == 1 else "at large sizes"
+    if len(every) == 1:
+        return f"at its one size ({format_size(every[0])})"
+    if used == every:
+        return f"at every size it has ({format_size(every[0])} - {format_size(every[-1])})"
+    if len(used) == 1:
+        return f"at its largest size ({format_size(used[0])})"
+    return f"at its largest sizes (up to {format_size(used[-1])})"
 
 
 def band(ratios: Iterable[float], step: float = 0.05) -> tuple[float, float]:
