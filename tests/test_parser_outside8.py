@@ -378,3 +378,24 @@ def test_prose_naming_columns_is_no_hidden_column_header() -> None:
         parse_nccl_tests(text, "prose.txt", "all_reduce", n_ranks=1)
     assert "no result rows found" in str(info.value)
     assert "I compared" not in str(info.value)
+
+
+ONE_RANK_NO_DEVICES = """\
+# nThread 1 nGpus 1 minBytes 8 maxBytes 1024 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     1048576        262144     float     sum      -1    10.00  104.86    0.00      0    10.00  104.86    0.00      0
+"""
+
+
+def test_a_one_rank_run_lists_no_assumed_host_count(tmp_path: Path) -> None:
+    """One rank (given, the list being absent) copies on one GPU of one host: nodes and GPUs per
+    host are no assumption that matters, so they are not listed as assumed and withhold nothing
+    (as b7bccd0 did for the board and p2p; review)."""
+    path = tmp_path / "one.txt"
+    path.write_text(ONE_RANK_NO_DEVICES)
+    (validation,) = validate_runs(path, options=RunOptions(gpu="H100 SXM", gpus=1), collective="all_reduce")
+    facts = validation.inference.facts
+    assert not facts["nodes"].assumed and not facts["gpus_per_node"].assumed
+    assert "nodes" not in {f.name for f in validation.inference.assumed}

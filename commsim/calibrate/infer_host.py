@@ -89,8 +89,14 @@ def board_unused(facts: dict[str, Fact], why: str) -> None:
 
 
 def one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
-    """One rank copies locally: the board does not matter, the GPU's memory bandwidth does."""
+    """One rank copies locally: the board and the host count do not matter, the GPU's memory
+    bandwidth does."""
     board_unused(facts, "one rank: no GPU-to-GPU or network link is used")
+    for name in ("nodes", "gpus_per_node"):
+        fact = facts.get(name)
+        if fact is not None and fact.assumed:
+            why = "one rank runs on one GPU of one host whatever the hosts: no link is used"
+            facts[name] = Fact(name, 1, fact.evidence, False, fact.option, why)
     memory = spec.memory_Bps if spec is not None else None
     if memory:
         facts["memory_bandwidth"] = Fact(
