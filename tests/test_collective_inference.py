@@ -393,3 +393,13 @@ def test_which_tables_may_print_all_gathers_pre_2020_bandwidth() -> None:
     assert _old_format(ColumnHeader(1, frozenset({"size", "time", "algbw", "busbw", "error"})))
     assert not _old_format(ColumnHeader(1, frozenset({"size", "time", "algbw", "busbw", "wrong"})))
     assert not _old_format(None)
+
+
+def test_all_gathers_pre_2020_bandwidth_tells_no_rank_count() -> None:
+    """An old all_gather table prints busbw = algbw (before June 2020), a ratio of 1 for any number
+    of ranks; read with today's factor (n-1)/n it said 'at least 8751 to 65536' against the device
+    list's 8 (review). The ratio is no rank evidence then: no such warning."""
+    text = _log(1.0, "none", None, algbw_factor=7 / 8).replace("#wrong", "error")
+    log = parse_nccl_tests(text, "old_all_gather.txt", collective="all_gather")
+    assert log.n_ranks == 8
+    assert not [w for w in log.warnings if "number of ranks" in w]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device, NcclTestsRow
-from commsim.calibrate.parser_bandwidth import SLACK, Measured
+from commsim.calibrate.parser_bandwidth import LEGACY_ALGBW, SLACK, Measured
 from commsim.calibrate.parser_command import LAUNCHED, MAX_RANKS, ONE_PROCESS
 from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.parser_table import TYPE_BYTES
@@ -268,6 +268,8 @@ def _ratio_evidence(collective: str | None, measured: list[Measured]) -> Evidenc
     family, named = _ratio_family(collective, rows)
     if family is None or not rows:
         return None
+    if collective in LEGACY_ALGBW and all(low <= 1.0 <= high for low, high in map(ratio_bounds, rows)):
+        return None  # busbw = algbw: nccl-tests' definition before June 2020, which tells no rank count
     fits = ranks_from_bandwidths(family, rows)
     first = min(m.line for m in rows)
     described = f"{len(rows)} printed busbw/algbw pairs of {named}"
