@@ -15,6 +15,7 @@ from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.settings import RunSettings, p2p_disabled, setting, setting_value, shm_disabled
 from commsim.hardware import GpuSpec
+from commsim.nccl.candidates import P2P_COLLECTIVES
 
 __all__ = [
     "ALGO_NAMES",
@@ -156,7 +157,7 @@ def _names(value: str, table: dict[str, str]) -> tuple[set[str], bool]:
     return names, exclude
 
 
-SEND_RECV_COLLECTIVES = frozenset({"all_to_all", "gather", "scatter", "send_recv"})
+SEND_RECV_COLLECTIVES = frozenset(c.value for c in P2P_COLLECTIVES)
 """Collectives NCCL runs as grouped ``ncclSend``/``ncclRecv`` calls: NCCL_ALGO and NCCL_PROTO choose
 among the algorithms and protocols of collective operations and do not apply to them."""
 

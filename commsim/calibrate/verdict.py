@@ -90,6 +90,7 @@ from typing import TYPE_CHECKING
 from commsim.calibrate import verdict_evidence as signs
 from commsim.calibrate.settings import split_mask
 from commsim.calibrate.verdict_causes import (
+    _BANDWIDTH_BOUND,
     IN_PLACE_LIMIT,
     LINE_RATE_SLACK,
     NON_MONOTONE_LIMIT,
@@ -137,7 +138,6 @@ ABOVE = 1.43
 """... and over which the model is called too low for the machine (1 / :data:`BELOW`, rounded)."""
 MISS = 0.25
 """Median |time error| over all sizes above which the verdict warns that the model misses this log."""
-_BANDWIDTH_BOUND = 64 * 2**20
 
 
 @dataclass(frozen=True)
