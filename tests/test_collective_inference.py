@@ -19,8 +19,8 @@ import pytest
 
 from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import Device, load_nccl_tests, parse_nccl_tests
-from commsim.calibrate.parser_collective import collectives_in_name
 from commsim.calibrate.parser_common import _launch
+from commsim.calibrate.parser_names import collectives_in_name
 from commsim.calibrate.validate import validate_file, validate_log, validate_runs
 from commsim.errors import ParseError
 

@@ -62,7 +62,7 @@ sendrecv, alltoall, gather, scatter and hypercube on them: each test's
 "NCCL 2.7 or later is needed" otherwise. A version below 2.7, printed by the
 log or given, rules those five out (:data:`NEED_SEND_RECV`).
 
-A file name is weaker evidence: :func:`collectives_in_name` reads every
+A file name is weaker evidence: :func:`~commsim.calibrate.parser_names.collectives_in_name` reads every
 spelling people and nccl-tests binaries use (``all_reduce``, ``allreduce``,
 ``all-reduce``, ``AllReduce``, ``bcast`` ...) as whole words, the longest
 first, so ``allreduce`` is never read as ``reduce``.
@@ -79,6 +79,7 @@ from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import COLLECTIVES, NcclTestsRow, normalise_collective
 from commsim.calibrate.parser_bandwidth import BUSBW_FACTORS, LEGACY_ALGBW, Measured, legacy_algbw
 from commsim.calibrate.parser_common import ColumnHeader
+from commsim.calibrate.parser_names import collectives_in_name
 from commsim.calibrate.parser_ranks import (
     EXACT_SOURCES,
     RANK_SCALES,
@@ -99,7 +100,6 @@ __all__ = [
     "TABLE",
     "TABLE_AMBIGUOUS",
     "TableFit",
-    "collectives_in_name",
     "decide_collective",
     "in_place_checked",
     "table_fit",
@@ -136,54 +136,6 @@ TABLE_AMBIGUOUS = "result table (ambiguous)"
 
 _FORMULA = {"all_reduce": "2(n-1)/n", **{name: "(n-1)/n" for name in RANK_SCALES if name != "all_reduce"}}
 _SLACK = 1e-9
-
-# Longest and most specific first: at one position the first alternative that matches wins.
-_SPELLINGS = (
-    ("reduce_scatter", r"reduce[-_ ]?scatter"),
-    ("all_reduce", r"all[-_ ]?reduce"),
-    ("all_gather", r"all[-_ ]?gather"),
-    ("all_to_all", r"all[-_ ]?to[-_ ]?all|a2a"),
-    ("send_recv", r"send[-_ ]?recv"),
-    ("broadcast", r"broadcast|bcast"),
-    ("hypercube", r"hyper[-_ ]?cube"),
-    ("reduce", r"reduce"),
-    ("gather", r"gather"),
-    ("scatter", r"scatter"),
-)
-_NAME = re.compile(
-    r"(?<![a-z])(?:"
-    + "|".join(f"(?P<{name}>{pattern})" for name, pattern in _SPELLINGS)
-    + r")(?:[-_ ]?perf(?:[-_ ]?mpi)?)?(?![a-z])"
-)
-
-
-def collectives_in_name(name: str) -> list[str]:
-    """Every collective a file name names, as whole words, in order of appearance.
-
-    Parameters
-    ----------
-    name : str
-        A file name or path; only its last component is read.
-
-    Returns
-    -------
-    list of str
-        Normalised names (see :data:`~commsim.calibrate.parser.COLLECTIVES`),
-        without repeats; empty when the name names none.
-
-    Examples
-    --------
-    >>> collectives_in_name("12_MI250X-SS11-4node-32rank-allreduce.txt")
-    ['all_reduce']
-    >>> collectives_in_name("ReduceScatter_vs_bcast.log")
-    ['reduce_scatter', 'broadcast']
-    >>> collectives_in_name("reducer_test.txt")
-    []
-    """
-    stem = PurePath(name).name
-    words = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", stem).lower()  # AllReduce -> all_reduce
-    found = [match.lastgroup for match in _NAME.finditer(words) if match.lastgroup]
-    return list(dict.fromkeys(found))
 
 
 class TableFit(NamedTuple):
