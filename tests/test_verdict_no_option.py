@@ -10,7 +10,7 @@ the option. A fact no option gives is said to be settled only by a log that show
 from __future__ import annotations
 
 from commsim.calibrate.evidence import Fact
-from commsim.calibrate.verdict import _how_to_give
+from commsim.calibrate.verdict_withheld import how_to_give as _how_to_give
 from tests.test_verdict_latency import B200_EFA_97, P6_OPTIONS, _verdict
 
 LEARN = "net_protocol: NCCL_DEBUG=INFO shows it, where aws-ofi-nccl prints its protocol"

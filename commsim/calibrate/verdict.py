@@ -88,7 +88,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from commsim.calibrate import verdict_evidence as signs
-from commsim.calibrate.settings import split_mask
 from commsim.calibrate.verdict_causes import (
     _BANDWIDTH_BOUND,
     IN_PLACE_LIMIT,
@@ -110,6 +109,7 @@ from commsim.calibrate.verdict_causes import (
 )
 from commsim.calibrate.verdict_choice import other_choice
 from commsim.calibrate.verdict_latency import cache_resident, latency_miss
+from commsim.calibrate.verdict_withheld import host_transport_text, how_to_give, split_text
 from commsim.errors import CommsimError
 from commsim.units import format_size
 
@@ -243,7 +243,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         text_ = "doubtful run: " + "; ".join(parts)
         text_ += "; its figures should not be trusted (measure again)"
         return Verdict("doubtful", ratio, (), ((failed,) if failed else ()) + doubts, notes, text_)
-    withheld = _split_text(validation, ratio, where) or _host_transport_text(validation, ratio, where)
+    withheld = split_text(validation, ratio, where) or host_transport_text(validation, ratio, where)
     # a sustained fall of bandwidth is in the run whatever the machine: said even when not judged
     fallen = "".join(f"; note: {n}" for n in steps)
     if withheld:
@@ -255,7 +255,7 @@ def judge(validation: Validation, text: str | None = None) -> Verdict:
         names = ", ".join(f"{f.name} ({f.option})" if f.option else f.name for f in assumed)
         text_ = (
             f"cannot judge: the machine is partly assumed ({names}); measured busbw {where} is "
-            f"{ratio:.2f}x the model's for the assumed machine; {_how_to_give(assumed)}"
+            f"{ratio:.2f}x the model's for the assumed machine; {how_to_give(assumed)}"
         )
         return Verdict("cannot_judge", ratio, (), (), notes, text_ + fallen)
     aside = "".join(f"; note: {n}" for n in notes)
@@ -323,71 +323,6 @@ def _latency_text(validation: Validation, head: str, where: str, model: str) -> 
         lead = "the likely cause" if above else "what the model's network latency rests on"
         return f"{text}; {lead}: {note}"
     return f"{text} (calibrate it with commsim calibrate)" if above else text
-
-
-def _split_text(validation: Validation, ratio: float, where: str) -> str | None:
-    """The verdict on a run whose ranks ``NCCL_TESTS_SPLIT_MASK`` splits into concurrent communicators.
-
-    The model prices one communicator alone; how much the others slow it
-    depends on which NICs and links they share, which the model does not
-    describe, so no cause (channels, NICs) is blamed for the difference.
-    """
-    found = split_mask(validation.log.settings)
-    if found is None:
-        return None
-    mask, seen = found
-    ranks = len(validation.inference.ranks)
-    return (
-        f"cannot judge: NCCL_TESTS_SPLIT_MASK={seen.value} ({seen.describe()}) splits the ranks into "
-        f"concurrent communicators (color = rank & {mask:#x}) that share the hosts' NICs and links; "
-        f"the model prices one communicator of {ranks} rank(s) alone, and measured busbw {where} "
-        f"is {ratio:.2f}x its figure"
-    )
-
-
-def _host_transport_text(validation: Validation, ratio: float, where: str) -> str | None:
-    """The verdict on a run whose GPUs of a host may talk over NCCL's network transport.
-
-    ``NCCL_SHM_DISABLE=1`` without peer-to-peer leaves NCCL its network transport between GPUs of a
-    host (:func:`~commsim.calibrate.infer_settings.infer_host_transport`), which the model does not
-    price; no board or option would make the model's figure the run's, so none is named but
-    ``--p2p/--no-p2p`` when peer-to-peer is only assumed.
-    """
-    fact = validation.inference.facts.get("host_transport")
-    if fact is None:
-        return None
-    head = f"cannot judge: NCCL_SHM_DISABLE=1 ({fact.evidence[0].describe()})"
-    net = "NCCL's network transport (the NIC's loopback or sockets), which the model does not price"
-    if fact.assumed:
-        return (
-            f"{head} turns off NCCL's transport through host memory, so unless GPU peer-to-peer works "
-            f"between the GPUs of a host (assumed; --p2p/--no-p2p gives it) they talk over {net}; "
-            f"measured busbw {where} is {ratio:.2f}x the model's with peer-to-peer"
-        )
-    return (
-        f"{head} with GPU peer-to-peer off leaves the GPUs of a host only {net}: it prices their "
-        f"traffic through host memory; measured busbw {where} is {ratio:.2f}x that figure"
-    )
-
-
-_HOW_TO_LEARN = {"net_protocol": "NCCL_DEBUG=INFO shows it, where aws-ofi-nccl prints its protocol"}
-"""How a user learns an assumed fact the log did not show (:mod:`~commsim.calibrate.infer_ofi`)."""
-
-
-def _how_to_give(assumed: list[Fact]) -> str:
-    """What settles the ``assumed`` facts: the options named, how to learn a fact whose value the
-    user may not know (``net_protocol``: a run with NCCL_DEBUG=INFO), and for a fact without an
-    option that only a log showing it settles it (``give the options named`` alone read as if an
-    option gave every one)."""
-    ways = [
-        f"{f.name}: {_HOW_TO_LEARN[f.name]}" if f.name in _HOW_TO_LEARN else f"{f.name}: given by no option"
-        for f in assumed
-        if f.name in _HOW_TO_LEARN or not f.option
-    ]
-    named = any(f.option for f in assumed)
-    if not named:
-        return "; ".join(ways) + "; only a log that shows it settles it"
-    return "give the options named to judge it" + (f" ({'; '.join(ways)})" if ways else "")
 
 
 def _below_either_way(fact: Fact, ratio: float) -> bool:
