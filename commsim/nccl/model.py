@@ -47,7 +47,9 @@ from commsim.nccl.machine import NcclMachine, analyse
 from commsim.nccl.network import network_Bps, node_hops, node_rings
 from commsim.nccl.overlap import overlapped_s
 from commsim.nccl.params import NcclParams
+from commsim.nccl.prediction import Candidate, NcclPrediction
 from commsim.nccl.rccl_tables import RcclTable, rccl_table_for
+from commsim.nccl.restrict import allowed, none_allowed
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
 from commsim.topology.model import Topology
 
@@ -60,48 +62,6 @@ __all__ = [
     "predict",
     "ring_schedule",
 ]
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One (algorithm, protocol) NCCL could use, with its predicted cost."""
-
-    algorithm: str
-    protocol: str
-    latency_s: float
-    algbw_Bps: float
-    time_s: float
-    fill_s: float = 0.0
-    """Of ``time_s``, the pipeline fill beyond the latency (NVLS, NVLS-tree: :mod:`commsim.nccl.chunking`);
-    priced for the chosen candidate only, as NCCL chooses without it."""
-    overlap_s: float = 0.0
-    """Latency left out of ``time_s`` because back-to-back calls hide it (broadcast and reduce rings:
-    :mod:`commsim.nccl.overlap`); the chosen candidate only."""
-
-
-@dataclass(frozen=True)
-class NcclPrediction:
-    """The model's answer for one size: the choice and every candidate considered.
-
-    A candidate's ``time_s`` is the GPUs' time for the call; :attr:`time_s` is
-    the call's time, the larger of that and the host's time to issue it.
-    """
-
-    machine: NcclMachine
-    chosen: Candidate
-    candidates: list[Candidate]
-    ring_busbw_Bps: float
-    host_s: float = 0.0
-
-    @property
-    def time_s(self) -> float:
-        """One call's time (s): the chosen candidate's GPU time, or the host's issue time if longer."""
-        return max(self.chosen.time_s, self.host_s)
-
-    @property
-    def host_bound(self) -> bool:
-        """Whether the host's issue time, not the GPUs, sets the call's time."""
-        return self.host_s > self.chosen.time_s
 
 
 _Memo = dict[tuple[object, ...], float]
@@ -327,10 +287,11 @@ class NcclModel:
         scale, fixed = _latency_scale(params, problem.n), _kernel_s(params, problem.n)
         candidates = [
             Candidate(a, p, lat, rate, fixed + scale * lat + problem.nbytes / rate)
-            for a, p, lat, rate in _allowed(raw, algorithms, protocols)
+            for a, p, lat, rate in allowed(raw, algorithms, protocols)
         ]
         if not candidates:
-            raise AlgorithmError(_none_allowed(problem.collective, raw, algorithms, protocols, self, m))
+            tables = (self.table.name, self.rccl_table)
+            raise AlgorithmError(none_allowed(problem.collective, raw, algorithms, protocols, tables, m))
         best = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
         fill = fill_s(best.algorithm, m, problem.nbytes, best.algbw_Bps, scale * best.latency_s, bw.version)
         hidden = overlapped_s(
@@ -356,7 +317,7 @@ class NcclModel:
         asks for thousands of predictions per log.
         """
         m, bw = self.bandwidths(problem.ranks, problem.collective)
-        base = _allowed(self._base(problem, m, bw), algorithms, protocols)
+        base = allowed(self._base(problem, m, bw), algorithms, protocols)
         if not base:
             self.predict(problem, gpus_per_thread, algorithms, protocols)  # raises, naming what applies
         params, n, coll = self.params, problem.n, problem.collective
@@ -429,64 +390,6 @@ def predict(
     """
     model = NcclModel(problem.topology, params or NcclParams(), version)
     return model.predict(problem, gpus_per_thread, algorithms, protocols)
-
-
-def _allowed(
-    raw: list[cand.Raw], algorithms: tuple[str, ...] | None, protocols: tuple[str, ...] | None
-) -> list[cand.Raw]:
-    """The candidates ``NCCL_ALGO`` / ``NCCL_PROTO`` (None: all) let NCCL choose."""
-    return [
-        c
-        for c in raw
-        if (algorithms is None or c[0] in algorithms) and (protocols is None or c[1] in protocols)
-    ]
-
-
-_GFX = {"rdna4": "gfx12", "cdna3": "gfx942", "cdna4": "gfx950"}
-"""The gfx targets RCCL's availability rules name (``rccl/src/graph/tuning.cc``), by architecture."""
-
-
-def _rccl_disabled(m: NcclMachine, table: RcclTable) -> str:
-    """Why an AMD machine lacks a pair the error lists as possible: RCCL's rules (:func:`rccl.rules`)."""
-    gfx = _GFX.get(m.arch, m.arch)
-    off = ["PAT (NCCL_PAT_ENABLE defaults to 0)"]
-    if m.arch == "rdna4":
-        off.insert(0, f"LL on {gfx} GPUs ('Disable LL protocol on gfx12xx')")
-    if m.nodes == 1 and m.arch in table.tree_simple_single_node_off:
-        off.insert(0, f"tree/Simple on a single {gfx} node")
-    return f"; RCCL disables {' and '.join(off)} whatever the figures"
-
-
-def _none_allowed(
-    collective: Collective,
-    raw: list[cand.Raw],
-    algorithms: tuple[str, ...] | None,
-    protocols: tuple[str, ...] | None,
-    model: NcclModel,
-    m: NcclMachine,
-) -> str:
-    """Why no candidate is left of ``raw`` under the restriction, and what is available."""
-    available = sorted({f"{a}/{p}" for a, p, _, _ in raw})
-    restriction = " and ".join(
-        f"{what} {', '.join(names)}"
-        for what, names in (("algorithm", algorithms), ("protocol", protocols))
-        if names
-    )
-    head = f"no NCCL candidate of {restriction} applies to {collective} on {m.describe()} "
-    head += f"(NCCL {model.table.name} tables); available here: {', '.join(available)}"
-    if collective in P2P_COLLECTIVES:
-        given = " and ".join(
-            flag for flag, names in (("--algo", algorithms), ("--proto", protocols)) if names
-        )
-        return head + (
-            f": NCCL runs {collective} as grouped point-to-point sends (p2p/Simple), which NCCL_ALGO and "
-            f"NCCL_PROTO do not choose; drop {given} for it"
-        )
-    return (
-        head + " (NVLS needs an NVSwitch box with Hopper or newer GPUs and NCCL 2.17+; LL128 needs NVLink "
-        "and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+)"
-        + (_rccl_disabled(m, model.rccl_table) if rccl.is_amd(m.arch) else "")
-    )
 
 
 def _host_s(params: NcclParams, n: int, gpus_per_thread: int, cuda_graph: bool = False) -> float:
