@@ -114,6 +114,21 @@ REFUSED_PLAIN = {
     "169_L4-2node-8gpu-2xCX7-400G-noGDR-uccl-allreduce-rowsonly-NA.txt": "give --gpu ",
     "170_H100-PCIe-2gpu-NVLinkbridge-g2-allreduce-1to4GiB-INFOabridged-nodevices.txt": "give --gpu ",
     "171_RTX2080Ti-2gpu-allgather-NCCL264-oldformat-11field-rowsonly.txt": "give --gpu ",
+    "181_V100-AWS-p3dn-2node-EFA-allreduce-NCCL24-gist-small.txt": (
+        "ratio of the rows fits every number from 13 to 23; pass --gpus N"
+    ),
+    "182_V100-AWS-p3dn-8node-EFA-allreduce-NCCL24-gist-small.txt": (
+        "ratio of the rows fits every number from 8 to 65536; pass --gpus N"
+    ),
+    "183_V100-AWS-p3dn-4node-EFA-allreduce-NCCL24-gist-small.txt": (
+        "ratio of the rows fits every number from 10 to 38; pass --gpus N"
+    ),
+    "184_MI250X-16rank-rccl-allgather-MSCCL-before-oldformat.txt": "give --gpu ",
+    "185_V100-AWS-p3dn-2node-8gpu-EFA170-allreduce-1to8MiB.txt": "give --gpu ",
+    "186_unknownGPU-2node-4gpu-CVD0246-reducescatter-sizezero-rows.txt": "give --gpu ",
+    "194_AMD-8rank-rccl-allreduce-MSCCL-MT-sidebyside-tables.txt": (
+        "the column header holds two tables side by side"
+    ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -135,7 +150,10 @@ column says nothing); 102's broadcast ratio is 1 whatever the rank count. Of the
 and send_recv alike; 130's column header has no count column; 150 is a user's composite table (an
 instance-count column before nccl-tests' fields, no '#' header); 154, 157 and 166 print only rows too small
 for a busbw/algbw ratio; 156's ratio fits any rank count from 8 up; 168's rows of busbw = algbw (reduce)
-say nothing of the rank count."""
+say nothing of the rank count. Of the tenth batch, 181-183 are 2019 gists of small all_reduce rows
+without a device list whose ratios fit a range of rank counts (8 and more for 182); 184-186 are issue
+excerpts without device lines (no GPU named); 194 prints two runs side by side under one doubled
+column header (probe 10's REPORT: "two tables on one line")."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -152,6 +170,8 @@ UNSETTLED = {
     "157_H100-AWS-p5-allreduce-tagoutput-widetrailing-3rows-nodecountunstated.txt",
     "162_AMD-AINIC-2node-16rank-rccl-allreduce-2to16GiB-rowsonly.txt",
     "167_unknownGPU-mpirun-8rank-alltoall-oldformat-rowsonly-noredop.txt",
+    "186_unknownGPU-2node-4gpu-CVD0246-reducescatter-sizezero-rows.txt",
+    "194_AMD-8rank-rccl-allreduce-MSCCL-MT-sidebyside-tables.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
 77's names only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
@@ -159,8 +179,9 @@ given; 102's page does not name the rank count (its Strix Halo GPU is catalogued
 108's says "16 H100 nodes" but not how many GPUs each ran; 130's page gives its hosts and GPUs but no option
 adds the count column its header lacks; 150's thread states the machine of a composite table no option
 makes readable; 156's and 162's threads give the hosts but not the GPU, 157's the GPU (p5.48xlarge) but not
-the rank count; 167's unknown GPU is named by no option a user could give); every
-other refused log validates with its page's facts."""
+the rank count; 167's unknown GPU is named by no option a user could give; 186's thread gives 2 hosts x
+4 GPUs and reduce_scatter but not the GPU model; 194's two side-by-side tables need one file per side,
+which no option gives); every other refused log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -191,11 +212,11 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """160 logs (01-138 and 150-171), each with its provenance lines first and one README row; every page
-    fact is for a log, every topology file it names exists, and a refused log is either settled by its page
-    or unsettled."""
-    assert len(LOGS) == 160
-    assert {int(p.name.split("_")[0]) for p in LOGS} == {*range(1, 139), *range(150, 172)}
+    """176 logs (01-138, 150-171 and 180-195), each with its provenance lines first and one README row;
+    every page fact is for a log, every topology file it names exists, and a refused log is either settled
+    by its page or unsettled."""
+    assert len(LOGS) == 176
+    assert {int(p.name.split("_")[0]) for p in LOGS} == {*range(1, 139), *range(150, 172), *range(180, 196)}
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:
         lines = path.read_text(encoding="utf-8").splitlines()
