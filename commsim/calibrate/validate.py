@@ -15,7 +15,7 @@ from typing import Any
 
 from commsim.algorithms.base import Problem
 from commsim.calibrate.inference import RunInference, RunOptions, infer_run
-from commsim.calibrate.parser import NcclTestsLog, load_nccl_tests, load_nccl_tests_runs
+from commsim.calibrate.parser import NcclTestsLog, parse_nccl_tests, parse_nccl_tests_runs
 from commsim.calibrate.validate_collective import (
     collective_fact,
     modelled_collective,
@@ -310,11 +310,8 @@ def validate_runs(
     among those the table allows (:mod:`~commsim.calibrate.parser_collective`).
     """
     raw = _read(path)
-    n_ranks = _ranks_given(n_ranks, kwargs.get("options"))
-    version = options.nccl_version if (options := kwargs.get("options")) is not None else None
-    logs = load_nccl_tests_runs(
-        path, collective=collective, n_ranks=n_ranks, name_hint=True, nccl_version=version
-    )
+    given = _given_to_parser(path, n_ranks, kwargs.get("options"))
+    logs = parse_nccl_tests_runs(raw, str(path), collective, **given)
     return [validate_log(log, raw, collective=collective, **kwargs) for log in logs]
 
 
@@ -329,10 +326,18 @@ def validate_file(path: str | Path, **kwargs: Any) -> Validation:
         If the file holds several runs (use :func:`validate_runs`).
     """
     collective = kwargs.pop("collective", None)
-    n_ranks = _ranks_given(kwargs.pop("n_ranks", None), kwargs.get("options"))
-    version = options.nccl_version if (options := kwargs.get("options")) is not None else None
-    log = load_nccl_tests(path, collective=collective, n_ranks=n_ranks, name_hint=True, nccl_version=version)
-    return validate_log(log, _read(path), collective=collective, **kwargs)
+    raw = _read(path)
+    given = _given_to_parser(path, kwargs.pop("n_ranks", None), kwargs.get("options"))
+    return validate_log(
+        parse_nccl_tests(raw, str(path), collective, **given), raw, collective=collective, **kwargs
+    )
+
+
+def _given_to_parser(path: str | Path, n_ranks: int | None, options: RunOptions | None) -> dict[str, Any]:
+    """What the parser takes from the user: the rank count, the file's name (which may name the
+    collective) and the NCCL release (a release before 2.7 rules out the send/recv tests)."""
+    version = options.nccl_version if options is not None else None
+    return {"n_ranks": _ranks_given(n_ranks, options), "name_hint": Path(path).name, "nccl_version": version}
 
 
 def _ranks_given(n_ranks: int | None, options: RunOptions | None) -> int | None:
