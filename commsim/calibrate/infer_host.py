@@ -83,9 +83,16 @@ def infer_board(
 
 def board_unused(facts: dict[str, Fact], why: str) -> None:
     """An assumed board that no traffic crosses is no assumption that matters: said so, with ``why``."""
-    if "board" in facts and facts["board"].assumed:
-        board = facts["board"]
-        facts["board"] = Fact("board", board.value, board.evidence, False, board.option, why)
+    _unassume(facts, "board", why)
+
+
+def _unassume(facts: dict[str, Fact], name: str, why: str, value: object = None) -> None:
+    """An assumed fact that does not change the run's time is no assumption: kept known, with ``why``
+    (and ``value`` when given)."""
+    fact = facts.get(name)
+    if fact is not None and fact.assumed:
+        kept = fact.value if value is None else value
+        facts[name] = Fact(name, kept, fact.evidence, False, fact.option, why)
 
 
 def one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
@@ -93,10 +100,7 @@ def one_rank_facts(spec: GpuSpec | None, facts: dict[str, Fact]) -> None:
     bandwidth does."""
     board_unused(facts, "one rank: no GPU-to-GPU or network link is used")
     for name in ("nodes", "gpus_per_node"):
-        fact = facts.get(name)
-        if fact is not None and fact.assumed:
-            why = "one rank runs on one GPU of one host whatever the hosts: no link is used"
-            facts[name] = Fact(name, 1, fact.evidence, False, fact.option, why)
+        _unassume(facts, name, "one rank runs on one GPU of one host whatever the hosts: no link is used", 1)
     memory = spec.memory_Bps if spec is not None else None
     if memory:
         facts["memory_bandwidth"] = Fact(

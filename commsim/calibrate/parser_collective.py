@@ -197,10 +197,11 @@ def table_fit(
     redops = {row.redop for row in rows if row.redop is not None}
     roots = {row.root for row in rows if row.root is not None}
     missing = _missing_columns(header)
+    old = _old_format(header)  # may predate all_gather's June 2020 bandwidth definition
     fitting = tuple(
         name
         for name in COLLECTIVES
-        if _factor_fits(name, pairs, ranks, at_least, old=_old_format(header))
+        if _factor_fits(name, pairs, ranks, at_least, old)
         and _redop_fits(name, redops)
         and _root_fits(name, roots)
         and not any(name in NEED_COLUMN[column] for column in missing)
@@ -217,7 +218,7 @@ def table_fit(
     absent = (header.line, missing, header.headerless) if header is not None and missing else None
     text = _describe(pairs, (redops, roots, checked, absent), (ranks, at_least, ranks_how), candidates)
     legacy = [c for c in candidates if c in LEGACY_ALGBW and ranks is not None and ranks > 1]
-    if legacy and _old_format(header) and legacy_algbw(pairs, ranks or 0):
+    if legacy and old and legacy_algbw(pairs, ranks or 0):
         text += f" ({' and '.join(legacy)} as nccl-tests printed it before June 2020: busbw = algbw)"
     text = f"{version}; {text}" if version else text
     if len(candidates) == 1:

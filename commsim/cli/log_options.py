@@ -4,7 +4,6 @@ and the checks of their values (each refused with the valid ones, exit code 2)."
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -123,9 +122,10 @@ NcclTopo = Annotated[
 
 def with_net_protocol(options: RunOptions, net_protocol: str | None) -> RunOptions:
     """``options`` with ``--net-protocol``, refused unless it names one of aws-ofi-nccl's protocols."""
-    from commsim.calibrate.infer_ofi import OFI_PROTOCOLS
+    from commsim.calibrate.infer_ofi import check_net_protocol
 
-    if _checked("--net-protocol", net_protocol, OFI_PROTOCOLS) is None:
+    check_net_protocol(net_protocol)
+    if net_protocol is None:
         return options
     return replace(options, net_protocol=net_protocol)
 
@@ -134,16 +134,11 @@ def with_nvlink_domain(options: RunOptions, nvlink_domain: str | None) -> RunOpt
     """``options`` with ``--nvlink-domain``, refused unless it names one of its values."""
     from commsim.calibrate.infer_domain import DOMAIN_CHOICES
 
-    if _checked("--nvlink-domain", nvlink_domain, DOMAIN_CHOICES) is None:
+    if nvlink_domain is None:
         return options
+    if nvlink_domain not in DOMAIN_CHOICES:
+        raise CommsimError(f"--nvlink-domain {nvlink_domain!r}: valid: {', '.join(DOMAIN_CHOICES)}")
     return replace(options, nvlink_domain=nvlink_domain)
-
-
-def _checked(flag: str, value: str | None, choices: Sequence[str]) -> str | None:
-    """``value`` (None when not given), refused unless it is one of ``choices``."""
-    if value is not None and value not in choices:
-        raise CommsimError(f"{flag} {value!r}: valid: {', '.join(choices)}")
-    return value
 
 
 def with_devices(options: RunOptions, devices: str | None) -> RunOptions:
