@@ -7,10 +7,13 @@
 Modules: :mod:`~commsim.sweep.spec` (sweep files), :mod:`~commsim.sweep.checks`
 (their grammar; every point checked as a case), :mod:`~commsim.sweep.grid`
 (expansion and keys), :mod:`~commsim.sweep.evaluate` (one chunk of
-scenarios), :mod:`~commsim.sweep.runners` (serial, process pool, Dask),
+scenarios), :mod:`~commsim.sweep.runners` (which runner: serial, process
+pool or Dask; re-exports them), :mod:`~commsim.sweep.runner_base` (the
+runner interface, the serial runner), :mod:`~commsim.sweep.runner_pool`
+(the process pool), :mod:`~commsim.sweep.runner_dask` (Dask),
 :mod:`~commsim.sweep.store` (CSV / JSON Lines / Parquet output and resume),
 :mod:`~commsim.sweep.run` (:func:`run_sweep`), :mod:`~commsim.sweep.plot`
-(winners heat map).
+(winners heat map), :mod:`~commsim.sweep.errors` (:class:`SweepError`).
 """
 
 from commsim.sweep.checks import PARAMETERS, range_values
