@@ -7,6 +7,12 @@ first NUL. Stray bytes that are not UTF-8 in an otherwise textual log (a
 Latin-1 character in a host name or a terminal escape) are replaced by
 U+FFFD so that one odd byte in an INFO line does not refuse a whole log.
 
+A log copied from a terminal or a web page carries characters that are
+not nccl-tests' own: :func:`plain_text` removes terminal colour codes (a CI
+or ``kubectl`` log keeps them) and turns the typographic spaces a web page
+or chat client puts in place of spaces (no-break, thin, zero-width) into
+plain ones, so the columns split where nccl-tests put them.
+
 Files commsim writes go through :func:`write_whole`: whole or not at all.
 """
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from os import PathLike
@@ -23,7 +30,15 @@ from typing import BinaryIO
 
 from commsim.errors import ParseError
 
-__all__ = ["MAX_TEXT_BYTES", "decode_text", "read_limited", "read_text_file", "whole_file", "write_whole"]
+__all__ = [
+    "MAX_TEXT_BYTES",
+    "decode_text",
+    "plain_text",
+    "read_limited",
+    "read_text_file",
+    "whole_file",
+    "write_whole",
+]
 
 MAX_TEXT_BYTES = 20_000_000
 """The largest text file read (a log, a matrix, an XML dump): 20 MB, read in about 4 s.
@@ -71,8 +86,30 @@ def decode_text(data: bytes, source: str | None = None) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+"""ECMA-48 escape sequences: CSI (colours, ``ESC[0m``), OSC (titles, links) and two-character escapes."""
+
+_WIDE_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+"""Unicode space separators other than the ASCII space (no-break, en/em, thin, ideographic)."""
+
+_ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
+"""Zero-width spaces and joiners, and a byte-order mark inside the text (a concatenated file)."""
+
+
+def plain_text(text: str) -> str:
+    """``text`` without terminal escape sequences, with typographic spaces made ASCII spaces.
+
+    Line breaks are kept, so line numbers do not change (columns may).
+    """
+    if "\x1b" in text:
+        text = _TERMINAL_CODES.sub("", text)
+    if not text.isascii():
+        text = _ZERO_WIDTH.sub("", _WIDE_SPACES.sub(" ", text))
+    return text
+
+
 def read_text_file(path: str | PathLike[str], what: str) -> str:
-    """Read a text file the user gave, as :func:`decode_text` does.
+    """Read a text file the user gave, as :func:`decode_text` does, made :func:`plain_text`.
 
     Parameters
     ----------
@@ -97,7 +134,7 @@ def read_text_file(path: str | PathLike[str], what: str) -> str:
         raise ParseError(f"cannot read {what}: {exc.strerror}", source=str(path)) from None
     if len(data) > MAX_TEXT_BYTES:
         raise _too_large(len(data), what, path, more=True)
-    return decode_text(data, str(path))
+    return plain_text(decode_text(data, str(path)))
 
 
 def _new_file_mode(target: Path) -> int:

@@ -35,3 +35,54 @@ def test_binary_bytes_are_refused_at_the_line_of_the_first_nul() -> None:
 def test_a_stray_latin1_byte_is_replaced_not_fatal() -> None:
     """One non-UTF-8 byte in an INFO line must not refuse a whole log: it becomes U+FFFD."""
     assert decode_text(b"host-\xe9:1 NCCL INFO x\n") == "host-\ufffd:1 NCCL INFO x\n"
+
+
+def _coloured_and_web_spaced(text: str) -> str:
+    """Every line wrapped in terminal colour codes (as a CI or ``kubectl`` log keeps them), with the
+    runs of two spaces of a web page's copy turned into a no-break space and a space, and a zero-width
+    space after each '#'."""
+    lines = [f"\x1b[0;32m{line}\x1b[0m" for line in text.splitlines()]
+    return "\n".join(lines).replace("  ", "\u00a0 ").replace("#", "#\u200b") + "\n"
+
+
+def test_a_log_with_colour_codes_and_web_spaces_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """A copied log with ECMA-48 colour codes, no-break and zero-width spaces gives the same rows.
+
+    Before, the header split into more fields than the rows ('result row has 14 fields but the column
+    header announces 13') or was hidden behind the colour code ('lines start with ESC[0m').
+    """
+    saved = tmp_path / "log.txt"
+    saved.write_text(_coloured_and_web_spaced(LOG.read_text(encoding="utf-8")), encoding="utf-8")
+    assert load_nccl_tests(saved).rows == load_nccl_tests(LOG).rows
+
+
+def test_a_coloured_log_keeps_what_its_nccl_info_lines_say(tmp_path: Path) -> None:
+    """validate reads NCCL's INFO lines through the colour codes too.
+
+    Outside log 201 prints ``NCCL version 2.26.2``, ``NCCL_ALGO set by environment to RING``,
+    ``GDR 0`` and two hosts with one H100 each: the coloured copy must infer the same version,
+    algorithm restriction, ranks and ranks per host, predict the same times and give the same verdict.
+    """
+    from commsim.calibrate.inference import RunOptions
+    from commsim.calibrate.validate import validate_file
+
+    log = next((Path(__file__).parent / "data" / "outside").glob("201_*.txt"))
+    saved = tmp_path / log.name
+    saved.write_text(_coloured_and_web_spaced(log.read_text(encoding="utf-8")), encoding="utf-8")
+    facts = RunOptions(nic="roce_400g")  # its page: "Largest possible bandwidth value: 400 Gbps"
+    plain, coloured = validate_file(log, options=facts), validate_file(saved, options=facts)
+    assert coloured.inference.nccl_version == plain.inference.nccl_version == "2.26.2"
+    assert coloured.inference.algorithms == plain.inference.algorithms == ("ring",)
+    assert len(coloured.inference.ranks) == 2 and coloured.inference.per_node == 1
+    assert [r.predicted_time_s for r in coloured.rows] == [r.predicted_time_s for r in plain.rows]
+    assert "without GPUDirect RDMA" in coloured.verdict() and coloured.verdict() == plain.verdict()
+
+
+def test_plain_text_keeps_line_breaks_and_ascii_text() -> None:
+    """Line numbers must not move: only escape sequences and odd spaces change."""
+    from commsim.textfile import plain_text
+
+    text = "a\x1b[1mb\x1b[0m\n\x1b]0;title\x07c\u2009d\u200b\ne"
+    assert plain_text(text) == "ab\nc d\ne"
+    ascii_log = LOG.read_text(encoding="utf-8")
+    assert plain_text(ascii_log) is ascii_log

@@ -227,8 +227,9 @@ def parse_nccl_tests_runs(
     from commsim.calibrate.parser_lines import clean_text
     from commsim.calibrate.parser_runs import read_text_runs
     from commsim.calibrate.parser_series import split_series
+    from commsim.textfile import plain_text
 
-    cleaned = clean_text(text)
+    cleaned = clean_text(plain_text(text))
     first = next((line for line in cleaned.lines if line.strip()), "")
     if first.lstrip().startswith("{"):
         tables = [read_json_run(cleaned.lines, source)]
