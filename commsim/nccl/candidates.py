@@ -56,6 +56,9 @@ class Bandwidths:
         NVLS algorithm bandwidth of one GPU (its NVLink ports at the NVLS efficiency).
     version : tuple of int or None
         The NCCL release (major, minor); None for the newest.
+    send_Bps : float or None
+        send/recv across nodes: the rate of one rank's send to the next node on its route alone
+        (:func:`commsim.nccl.network.crossing_send_Bps`); None for other calls and on one box.
     """
 
     intra_Bps: float
@@ -63,6 +66,7 @@ class Bandwidths:
     net_latency_s: float
     nvlink_port_Bps: float
     version: tuple[int, int] | None
+    send_Bps: float | None = None
 
     @property
     def busbw_Bps(self) -> float:
@@ -235,15 +239,13 @@ def pat(n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]
     return [("pat", "Simple", latency, bw.busbw_Bps * 0.75)]
 
 
-def sender_nic_share(m: NcclMachine) -> float:
-    """The share of a node's NIC bandwidth one of its ranks sends through: its own NICs (the node's
-    NICs over its ranks, at least one), as NCCL sends a peer's data through the NIC nearest the GPU.
+def own_nics(m: NcclMachine) -> int:
+    """The NICs one rank of a node sends through: the node's NICs over its ranks, at least one, as
+    NCCL sends a peer's data through the NIC nearest the GPU.
 
-    One NIC for four ranks: the sender has the whole NIC (1); eight NICs for eight ranks: one of them
-    (1/8); four NICs for eight ranks (p4d): one (1/4).
+    One NIC for four ranks: 1; eight for eight: 1; four for eight (p4d): 1; sixteen for eight: 2.
     """
-    own = max(1, m.nics // max(m.per_node, 1))
-    return min(own, m.nics) / m.nics
+    return min(max(1, m.nics // max(m.per_node, 1)), max(m.nics, 1))
 
 
 def p2p(collective: Collective, n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
@@ -256,21 +258,24 @@ def p2p(collective: Collective, n: int, m: NcclMachine, bw: Bandwidths, table: T
     (``bw.intra_Bps`` is that replay's algorithm bandwidth; for send/recv,
     the box's ring bus bandwidth, one hop per rank as a ring step); a box's
     pieces of an ``n``-rank call are ``per_node / n`` of that replay's.
-    Across boxes a node's ranks share its NICs; send/recv's one rank per node that sends to the next
-    node has only its own NICs (:func:`sender_nic_share`). The returned "algorithm
-    bandwidth" is ``size / transfer time``.
+    Across boxes a node's ranks share its NICs (``bw.net_Bps``); send/recv's one rank per node that
+    sends to the next node has only its own NICs (:func:`own_nics`), each at the rate its send reaches
+    alone on the fabric (``bw.send_Bps``, replayed). The returned "algorithm bandwidth" is
+    ``size / transfer time``.
     """
     per_node, nodes = m.per_node, m.nodes
+    net_Bps = bw.net_Bps
     if collective is Collective.SEND_RECV:
         intra_share, node_bytes = (1.0 if per_node > 1 else 0.0), (1.0 if nodes > 1 else 0.0)
-        node_bytes /= sender_nic_share(m)  # one rank of each node sends across, through its own NICs
+        if bw.send_Bps is not None:  # one rank of each node sends across, through its own NICs
+            net_Bps = bw.send_Bps * own_nics(m)
     elif collective is Collective.ALL_TO_ALL:
         intra_share, node_bytes = (per_node / n if per_node > 1 else 0.0), per_node * (n - per_node) / n
     else:  # gather / scatter: the root's link carries (n-1)/n of the buffer
         intra_share, node_bytes = (per_node / n if per_node > 1 else 0.0), (n - per_node) / n
     seconds_per_byte = max(
         intra_share / bw.intra_Bps if intra_share and math.isfinite(bw.intra_Bps) else 0.0,
-        node_bytes / bw.net_Bps if node_bytes and math.isfinite(bw.net_Bps) and bw.net_Bps > 0 else 0.0,
+        node_bytes / net_Bps if node_bytes and math.isfinite(net_Bps) and net_Bps > 0 else 0.0,
     )
     if nodes > 1:
         hop = table.hop_latency_s["net"]["ring"]["Simple"] + bw.net_latency_s

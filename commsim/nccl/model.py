@@ -44,7 +44,7 @@ from commsim.nccl.chunking import fill_s
 from commsim.nccl.costs import NVLS_GENERATION, net_route_latency, nvlink_port_Bps, one_rank
 from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
 from commsim.nccl.machine import NcclMachine, analyse
-from commsim.nccl.network import network_Bps, node_hops, node_rings
+from commsim.nccl.network import crossing_send_Bps, network_Bps, node_hops, node_rings
 from commsim.nccl.overlap import overlapped_s
 from commsim.nccl.params import NcclParams
 from commsim.nccl.prediction import Candidate, NcclPrediction
@@ -225,6 +225,13 @@ class NcclModel:
             self._memo[key] = network_Bps(effective, ranks, m.transport, rings)
         return self._memo[key]
 
+    def _crossing_send(self, ranks: tuple[str, ...], m: NcclMachine) -> float:
+        """send/recv's rate of one rank's send to the next node, replayed alone at NCCL's efficiencies."""
+        key = ("send", ranks, m.transport, tuple(sorted(self._factors(m.transport).items())))
+        if key not in self._memo:
+            self._memo[key] = crossing_send_Bps(self.effective(self._factors(m.transport)), ranks)
+        return self._memo[key]
+
     def _network_routes(
         self, ranks: tuple[str, ...], transport: str
     ) -> tuple[list[tuple[str, ...]], frozenset[str]]:
@@ -256,7 +263,8 @@ class NcclModel:
             intra = self._intra(first_box, m.transport, collective)
         port = nvlink_port_Bps(topo, ranks[0]) * params.nvls_efficiency * NVLS_GENERATION.get(m.arch, 1.0)
         net_lat = net_route_latency(topo, m, ranks, params, self.net_protocol)
-        return m, Bandwidths(intra, net_Bps, net_lat, port, parse_version(self.version))
+        send = self._crossing_send(ranks, m) if collective is Collective.SEND_RECV and m.nodes > 1 else None
+        return m, Bandwidths(intra, net_Bps, net_lat, port, parse_version(self.version), send)
 
     def predict(
         self,

@@ -25,7 +25,7 @@ from commsim.nccl.channels import ring_packing
 from commsim.schedule import Schedule, ScheduleBuilder
 from commsim.topology.model import Topology
 
-__all__ = ["MAX_CHANNEL_RANKS", "network_Bps", "node_hops", "node_rings", "node_trees"]
+__all__ = ["MAX_CHANNEL_RANKS", "crossing_send_Bps", "network_Bps", "node_hops", "node_rings", "node_trees"]
 
 MAX_CHANNEL_RANKS = 1024
 """Largest (ranks x channels) planned as separate channels; larger runs plan one ring per node order."""
@@ -96,6 +96,31 @@ def network_Bps(
         builder.send(exit_rank, entry_rank, chunk)
     time_s = replay(builder.build(), topology).makespan_s
     return _STEP_BYTES * len(rings) / time_s
+
+
+def crossing_send_Bps(topology: Topology, ranks: tuple[str, ...]) -> float:
+    """Bandwidth (B/s) of one send between nodes in nccl-tests' send/recv, by replay.
+
+    Every rank sends to the next rank; those whose next rank is in another box
+    send across the network, all at once, each on its route through the NIC
+    nearest its GPU. Replayed on ``topology`` (at NCCL's efficiencies), so the
+    NIC, the rails and an oversubscribed fabric count as these few flows meet
+    them, not as a node's every channel would (:func:`network_Bps`). The
+    slowest crossing send's rate; infinite when no send crosses.
+    """
+    n = len(ranks)
+    pairs = [
+        (ranks[i], ranks[(i + 1) % n])
+        for i in range(n)
+        if topology.device(ranks[i]).box != topology.device(ranks[(i + 1) % n]).box
+    ]
+    if not pairs:
+        return float("inf")
+    builder = ScheduleBuilder(Collective.ALL_TO_ALL, _STEP_BYTES * len(pairs), ranks)
+    for src, dst in pairs:
+        chunk = builder.chunk(_STEP_BYTES, owner=builder.device_index(src), target=builder.device_index(dst))
+        builder.send(src, dst, chunk)
+    return _STEP_BYTES / replay(builder.build(), topology).makespan_s
 
 
 def node_trees(
