@@ -26,9 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from commsim.collectives import Collective, needs_root
+from commsim.engine.arrays import sorted_unique
 from commsim.errors import ScheduleError
 from commsim.schedule import Schedule, connection_next
-from commsim.schedule.paths import _sorted_unique
 
 __all__ = [
     "RACE_CHECK_LIMIT",
@@ -97,7 +97,7 @@ def topological_order(schedule: Schedule) -> NDArray[np.int64]:
         nxt = np.concatenate([dependents[dep_ptr[i] : dep_ptr[i + 1]] for i in frontier])
         np.subtract.at(remaining, nxt, 1)
         # not np.unique: its first call imports numpy.ma (6-8 ms of every run's start-up)
-        frontier = _sorted_unique(nxt[remaining[nxt] == 0])
+        frontier = sorted_unique(nxt[remaining[nxt] == 0])
     result = np.concatenate(order) if order else np.empty(0, np.int64)
     if result.size != n:
         raise ScheduleError(

@@ -30,7 +30,7 @@ from commsim.topology.model import Device, PhysicalLink, Topology
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Algorithms whose sends between two devices use one channel per logical stream; see the
-# module docstring of commsim.engine.replay and docs/architecture.md for the one known exception
+# "Connections (channels)" section of docs/architecture.md for the one known exception
 # (double binary trees, two channels over the same GPU pairs).
 SINGLE_STREAM = [
     "ring",

@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from commsim.schedule.paths import sorted_unique  # shared with the schedule's path tables
+
 __all__ = ["expand_rows", "gather_csr", "sorted_unique", "transpose_csr"]
 
 IntArray = NDArray[np.int64]
@@ -63,18 +65,3 @@ def transpose_csr(
     new_ptr: IndexArray = np.zeros(n_cols + 1, dtype)
     np.cumsum(np.bincount(indices, minlength=n_cols), out=new_ptr[1:])
     return new_ptr, owner[order]
-
-
-def sorted_unique(values: IntArray) -> IntArray:
-    """``np.unique`` of an integer array, by sorting.
-
-    Same result; on the few thousand elements of one event it is an order
-    of magnitude faster than numpy 2's hash-based ``np.unique``.
-    """
-    result = np.sort(values)
-    if result.size > 1:
-        keep = np.empty(result.size, dtype=bool)
-        keep[0] = True
-        np.not_equal(result[1:], result[:-1], out=keep[1:])
-        result = result[keep]
-    return result

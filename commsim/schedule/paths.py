@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["PathSpec", "PathTable"]
+__all__ = ["PathSpec", "PathTable", "sorted_unique"]
 
 IntArray = NDArray[np.int64]
 
@@ -122,9 +122,9 @@ class PathTable:
             hit = known[at] == codes
             if hit.all():
                 return known_index[at]
-            new_codes = _sorted_unique(codes[~hit])
+            new_codes = sorted_unique(codes[~hit])
         else:
-            new_codes = _sorted_unique(codes)
+            new_codes = sorted_unique(codes)
         known, known_index = self._add_pairs(key, known, known_index, new_codes)
         return known_index[np.searchsorted(known, codes)]
 
@@ -189,8 +189,12 @@ class PathTable:
         return known, known_index
 
 
-def _sorted_unique(values: IntArray) -> IntArray:
-    """``np.unique`` of an integer array by sorting (faster than its hash path on small arrays)."""
+def sorted_unique(values: IntArray) -> IntArray:
+    """``np.unique`` of an integer array, by sorting.
+
+    Same result; on the few thousand elements of one event it is an order
+    of magnitude faster than numpy 2's hash-based ``np.unique``.
+    """
     result = np.sort(values)
     if result.size > 1:
         keep = np.empty(result.size, dtype=bool)

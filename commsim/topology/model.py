@@ -295,7 +295,7 @@ class Topology:
         """Find and cache the routes of many (src, dst) pairs at once (same routes as :meth:`routes`).
 
         A source with many destinations is searched once for all of them
-        (:func:`~commsim.topology.routing.shortest_paths_from`); the rest, and
+        (:func:`~commsim.topology.routing.shortest_path_dag`); the rest, and
         pairs without a route, are left to :meth:`routes` (which raises).
         """
         self._route_table.prefetch(pairs, kinds)
