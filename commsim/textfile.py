@@ -9,9 +9,10 @@ U+FFFD so that one odd byte in an INFO line does not refuse a whole log.
 
 A log copied from a terminal or a web page carries characters that are
 not nccl-tests' own: :func:`plain_text` removes terminal colour codes (a CI
-or ``kubectl`` log keeps them) and turns the typographic spaces a web page
-or chat client puts in place of spaces (no-break, thin, zero-width) into
-plain ones, so the columns split where nccl-tests put them.
+or ``kubectl`` log keeps them), decodes HTML character references (a page's
+source escapes mpirun's ``<stdout>`` tags) and turns the typographic spaces a
+web page or chat client puts in place of spaces (no-break, thin, zero-width)
+into plain ones, so the columns split where nccl-tests put them.
 
 Files commsim writes go through :func:`write_whole`: whole or not at all.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import html
 import os
 import re
 import tempfile
@@ -96,13 +98,20 @@ _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 """Zero-width spaces and joiners, and a byte-order mark inside the text (a concatenated file)."""
 
 
+_HTML_ESCAPED = re.compile(r"&(?:lt|gt|amp|quot|nbsp|#\d+);")
+"""An HTML character reference: the text was copied from a page's source (``[1,0]&lt;stdout&gt;:``)."""
+
+
 def plain_text(text: str) -> str:
-    """``text`` without terminal escape sequences, with typographic spaces made ASCII spaces.
+    """``text`` without terminal escape sequences or HTML character references, with typographic
+    spaces made ASCII spaces.
 
     Line breaks are kept, so line numbers do not change (columns may).
     """
     if "\x1b" in text:
         text = _TERMINAL_CODES.sub("", text)
+    if _HTML_ESCAPED.search(text):
+        text = html.unescape(text)
     if not text.isascii():
         text = _ZERO_WIDTH.sub("", _WIDE_SPACES.sub(" ", text))
     return text

@@ -84,5 +84,20 @@ def test_plain_text_keeps_line_breaks_and_ascii_text() -> None:
 
     text = "a\x1b[1mb\x1b[0m\n\x1b]0;title\x07c\u2009d\u200b\ne"
     assert plain_text(text) == "ab\nc d\ne"
+    assert plain_text("[1,0]&lt;stdout&gt;: #  size\n") == "[1,0]<stdout>: #  size\n"
     ascii_log = LOG.read_text(encoding="utf-8")
     assert plain_text(ascii_log) is ascii_log
+
+
+def test_a_tag_output_log_copied_from_a_pages_source_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """mpirun --tag-output prefixes every line with ``[1,0]<stdout>:``; in a page's HTML source it is
+    ``[1,0]&lt;stdout&gt;:``, which hid every table of outside 51 (2 x 8 H100, EFA) behind an unknown
+    prefix. Decoded, its 32 rows read as from the file itself."""
+    log = next((Path(__file__).parent / "data" / "outside").glob("51_*.txt"))
+    text = log.read_text(encoding="utf-8")
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    assert "&lt;stdout&gt;" in escaped
+    saved = tmp_path / log.name
+    saved.write_text(escaped, encoding="utf-8")
+    rows = load_nccl_tests(saved).rows
+    assert len(rows) == 32 and rows == load_nccl_tests(log).rows
