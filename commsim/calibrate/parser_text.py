@@ -115,6 +115,7 @@ class TextReader:
         self.skipped: list[tuple[int, str]] = []
         self.orphans: list[int] = []  # result rows after a table's end, before another header
         self.pending: _Pending | None = None
+        self.half_rows: list[int] = []  # rows printing only their out-of-place half
         self.last_row: int | None = None  # line of the current table's last row
         self.headerless: list[tuple[int, list[str]]] = []  # rows before any column header, read at its end
         self.units_per_s: float | None = None  # from a units line before any column header
@@ -238,7 +239,38 @@ class TextReader:
             )
         if self.pending is not None:
             self._truncated_last_row(self.pending)
+        self._half_rows_warning()
         self.skipped, self.pending, self.in_table = [], None, False
+
+    def _out_of_place_half(self, pending: _Pending) -> None:
+        """A short row followed by another row: read when it is exactly the header's out-of-place
+        half (the in-place columns left empty, as some pages and old tools print), else refused."""
+        assert self.layout is not None, "a row is pending only inside a table"
+        columns = self.layout.columns
+        half = next((i for i, c in enumerate(columns) if c.slot == "ip"), None)
+        read = None
+        if half is not None and sum(c.width for c in columns[:half]) == len(pending.tokens):
+            read = read_cut_row(pending.lines[0], pending.tokens, self.layout, self._fail)
+        if read is None:
+            raise self._fail(width_message(pending.tokens, self.layout), pending.lines[0])
+        self.data.rows.append(read[0])
+        self.data.measured.extend(read[1])
+        self.last_row = pending.lines[0]
+        self.half_rows.append(pending.lines[0])
+        self.pending = None
+
+    def _half_rows_warning(self) -> None:
+        if not self.half_rows or self.layout is None:
+            return
+        columns = self.layout.columns
+        half = next(i for i, c in enumerate(columns) if c.slot == "ip")
+        labels = " ".join(c.label for c in columns[:half])
+        self.data.warnings.append(
+            f"{line_spans(self.half_rows)}: result rows print only the out-of-place half of the header at "
+            f"line {self.layout.line} ({labels}); their out-of-place figures are read, the in-place "
+            "ones are missing"
+        )
+        self.half_rows = []
 
     def _teardown(self, number: int, text: str) -> bool:
         """Whether a skipped line is NCCL's own INFO line before the table's first row (NCCL <= 2.7's
@@ -320,7 +352,7 @@ class TextReader:
             return
         self._drop_start()
         if self.pending is not None:
-            raise self._fail(width_message(self.pending.tokens, self.layout), self.pending.lines[0])
+            self._out_of_place_half(self.pending)
         layout = self.layout
         if len(tokens) < layout.width:
             blanks = with_empty_columns(tokens, layout)
