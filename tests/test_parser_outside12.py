@@ -59,3 +59,69 @@ def test_a_short_row_that_is_not_the_out_of_place_half_is_still_refused() -> Non
     )
     with pytest.raises(ParseError, match="result row has 6 fields but the column header at line 3"):
         parse_nccl_tests(text, collective="all_reduce", n_ranks=4)
+
+
+# 221: NVIDIA/nccl issue #1439 (2024-09-11 comment): 8 x RTX 3090 (-g 8); the issue's excerpt ends
+# inside the first row (device list cut to two ranks here).
+FIRST_ROW_CUT = """\
+(allspark) yaofengqin@9018:~/yaofengqin/nccl-tests$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 8
+# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid 1717587 on       9018 device  0 [0x04] NVIDIA GeForce RTX 3090
+#  Rank  1 Group  0 Pid 1717587 on       9018 device  1 [0x05] NVIDIA GeForce RTX 3090
+#
+#                                                              out-of-place                       in-place          
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       
+           8             2     float     sum      -1    54.18    0.00    0.
+"""  # noqa: E501, W291
+
+
+def test_a_table_whose_only_row_is_cut_says_so() -> None:
+    """221 (and 219, nccl-tests #249): refused with "no result rows found; expected nccl-tests' table
+    (a '#  size  count  type ...' column header followed by one row per message size)", though the
+    column header is there (line 9) and its one row is cut inside the busbw (8 of 13 fields): the
+    refusal sent the user looking for a header the log has. It now names the header's line and the
+    cut row."""
+    with pytest.raises(ParseError) as caught:
+        parse_nccl_tests(FIRST_ROW_CUT)
+    message = str(caught.value)
+    assert "the table's column header is at line 9, but its only row is cut short" in message
+    assert "line 11: the last row of the table is truncated (8 of 13 fields)" in message
+    assert "expected nccl-tests' table" not in message
+
+
+# 220: NVIDIA/nccl-tests issue #217 (2024-05-22 comment): one RTX A6000, NCCL_SOCKET_IFNAME=lo;
+# "the test hangs" after NCCL's socket warning (the issue's excerpt ends inside the INFO lines).
+HUNG_AFTER_WARN = """\
+:~/nccl-tests$ ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 1
+# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid  70918 on NAME device  0 [0x01] NVIDIA RTX A6000
+NAME :70918:70918 [0] NCCL INFO Bootstrap : Using lo:127.0.0.1<0>
+NCCL version 2.21.5+cuda12.4
+NAME :70918:70928 [0] NCCL INFO Using network Socket
+
+NAME :70918:70927 [0] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote peer localhost<56086>
+NAME :70918:70927 [0] NCCL INFO misc/socket.cc:752 -> 6
+"""  # noqa: E501
+
+
+def test_a_run_that_stops_before_its_table_says_so_and_names_nccls_warning() -> None:
+    """220 (and 215, a README's 'NCCL tests are timing out' run): refused with "no result rows
+    found; expected nccl-tests' table ...", as if the text were not nccl-tests output, though it
+    holds the run header (line 2) and device list and then stops: the run hung. The refusal now says
+    the run started and ended before its table, with NCCL's first warning (line 10)."""
+    with pytest.raises(ParseError) as caught:
+        parse_nccl_tests(HUNG_AFTER_WARN)
+    message = str(caught.value)
+    assert "the run started (line 2) but its output ends at line 11 before the table" in message
+    assert "NCCL's first warning, line 10: socketProgress: Connection closed by remote peer" in message
+
+
+def test_text_without_any_nccl_tests_line_keeps_the_general_refusal() -> None:
+    """No run header, device list or column header: the refusal still says what a table looks like."""
+    with pytest.raises(ParseError, match="expected nccl-tests' table"):
+        parse_nccl_tests("hello\nworld\n")

@@ -197,11 +197,39 @@ def _refuse_empty(data: RunData, run_index: int) -> None:
         )
     if not data.rows:
         raise ParseError(
-            "no result rows found; expected nccl-tests' table (a '#  size  count  type ...' "
-            "column header followed by one row per message size)",
+            _empty_reason(data),
             source=data.source,
             line=data.first_line if run_index > 1 else None,
         )
+
+
+def _empty_reason(data: RunData) -> str:
+    """Why a run has no result row: its table holds no whole row, or it stopped before its table
+    (NCCL's first warning, if any, named), or no table was found at all."""
+    if data.column_header is not None and not data.column_header.headerless:
+        cut = next((w for w in data.warnings if "the last row of the table is truncated" in w), None)
+        why = (
+            f"its only row is cut short ({cut})"
+            if cut
+            else "no result row (a line not starting with '#') follows it"
+        )
+        return (
+            f"no result rows found: the table's column header is at line {data.column_header.line}, "
+            f"but {why}; no result to validate"
+        )
+    started = data.header_line[0] if data.header_line else (data.devices[0].line if data.devices else None)
+    if started is not None:
+        warn = data.nccl_warn
+        cause = f"; NCCL's first warning, line {warn[0]}: {warn[1]}" if warn else ""
+        return (
+            f"no result rows found: the run started (line {started}) but its output ends at line "
+            f"{data.last_line} before the table: it hung, failed or was cut before its first "
+            f"result{cause}; no result to validate"
+        )
+    return (
+        "no result rows found; expected nccl-tests' table (a '#  size  count  type ...' "
+        "column header followed by one row per message size)"
+    )
 
 
 def _check_warnings(data: RunData, collective: str | None, ranks: int) -> list[str]:
