@@ -113,11 +113,15 @@ def test_a_run_that_stops_before_its_table_says_so_and_names_nccls_warning() -> 
     """220 (and 215, a README's 'NCCL tests are timing out' run): refused with "no result rows
     found; expected nccl-tests' table ...", as if the text were not nccl-tests output, though it
     holds the run header (line 2) and device list and then stops: the run hung. The refusal now says
-    the run started and ended before its table, with NCCL's first warning (line 10)."""
+    the run started and ended before its table, quoting its last line without NCCL's
+    ``host:pid:tid [dev] NCCL INFO`` prefix, with NCCL's first warning (line 10)."""
     with pytest.raises(ParseError) as caught:
         parse_nccl_tests(HUNG_AFTER_WARN)
     message = str(caught.value)
-    assert "the run started (line 2) but its output ends at line 11 before the table" in message
+    assert (
+        "the run started (line 2) but its output ends at line 11 ('misc/socket.cc:752 -> 6') before"
+        in message
+    )
     assert "NCCL's first warning, line 10: socketProgress: Connection closed by remote peer" in message
 
 

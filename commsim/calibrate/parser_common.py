@@ -11,6 +11,7 @@ cleaning :mod:`~commsim.calibrate.parser_lines`.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -66,6 +67,7 @@ class RunData:
     column_header: ColumnHeader | None = None  # None in JSON (no header)
     first_line: int | None = None
     last_line: int | None = None
+    last_text: str | None = None  # the run's last non-blank line, stripped
 
 
 def finish_log(
@@ -203,6 +205,10 @@ def _refuse_empty(data: RunData, run_index: int) -> None:
         )
 
 
+_NCCL_PREFIX = re.compile(r"^[^:]*:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
+"""NCCL's ``host:pid:tid [dev] NCCL INFO`` line prefix, left out where a line is quoted."""
+
+
 def _empty_reason(data: RunData) -> str:
     """Why a run has no result row: its table holds no whole row, or it stopped before its table
     (NCCL's first warning, if any, named), or no table was found at all."""
@@ -221,9 +227,11 @@ def _empty_reason(data: RunData) -> str:
     if started is not None:
         warn = data.nccl_warn
         cause = f"; NCCL's first warning, line {warn[0]}: {warn[1]}" if warn else ""
+        last = _NCCL_PREFIX.sub("", data.last_text or "")
+        last = f" ({last[:117] + '...' if len(last) > 120 else last!r})" if last else ""
         return (
             f"no result rows found: the run started (line {started}) but its output ends at line "
-            f"{data.last_line} before the table: it hung, failed or was cut before its first "
+            f"{data.last_line}{last} before the table: it hung, failed or was cut before its first "
             f"result{cause}; no result to validate"
         )
     return (

@@ -88,6 +88,7 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
     data.settings = read_settings(lines, start + 1)
     filled = [n for n, line in enumerate(lines, start=start + 1) if line.strip()]
     data.first_line, data.last_line = start + 1, (filled[-1] if filled else end)
+    data.last_text = text.lines[filled[-1] - 1].strip() if filled else None
     return data
 
 
