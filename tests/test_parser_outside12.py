@@ -129,3 +129,50 @@ def test_text_without_any_nccl_tests_line_keeps_the_general_refusal() -> None:
     """No run header, device list or column header: the refusal still says what a table looks like."""
     with pytest.raises(ParseError, match="expected nccl-tests' table"):
         parse_nccl_tests("hello\nworld\n")
+
+
+# 224: NVIDIA/nccl issue #258 (2019-10-21 comment): `mpirun -np 1 ./build/all_reduce_perf -b 8 -e 128M
+# -f 2 -g 4` on 4 x V100-SXM3-32GB, posted as inline code (a backtick before '# Using devices'); the
+# issue's excerpt ends inside the 128 B row's last field ('3e' of an error like '3e-08').
+LAST_FIELD_CUT = """\
+`# Using devices
+#   Rank  0 Pid  71327 on 51e6e7896958 device  0 [0x1a] Tesla V100-SXM3-32GB
+#   Rank  1 Pid  71327 on 51e6e7896958 device  1 [0x1b] Tesla V100-SXM3-32GB
+#   Rank  2 Pid  71327 on 51e6e7896958 device  2 [0x1c] Tesla V100-SXM3-32GB
+#   Rank  3 Pid  71327 on 51e6e7896958 device  3 [0x1e] Tesla V100-SXM3-32GB
+#
+#                                                     out-of-place                       in-place
+#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2   float     sum    158.3    0.00    0.00  1e-07    158.4    0.00    0.00  0e+00
+          64            16   float     sum    159.3    0.00    0.00  3e-08    278.1    0.00    0.00  3e-08
+         128            32   float     sum    427.0    0.00    0.00  3e-08    158.6    0.00    0.00  3e
+"""
+
+
+def test_a_last_row_cut_inside_its_last_field_is_read_as_truncated() -> None:
+    """224: refused with "field 12 (in-place error) should be a number or N/A, found '3e'", although
+    the text simply ends inside the last field of the table's last row: that row has all 12 fields,
+    the last one cut. It is now the table's truncated last row (the fields before the cut one are
+    read, with a warning naming it): 3 rows, the last 128 B in 427.0 us, in place 158.6 us, its
+    in-place error unknown."""
+    log = parse_nccl_tests(LAST_FIELD_CUT, collective="all_reduce")
+    assert [row.nbytes for row in log.rows] == [8, 64, 128]
+    assert log.rows[-1].oop_time_s == pytest.approx(427.0e-6)
+    assert log.rows[-1].ip_time_s == pytest.approx(158.6e-6)
+    assert log.rows[-1].ip_max_error is None
+    assert any(
+        "line 12: the last row of the table is truncated (cut inside its last field '3e'" in w
+        for w in log.warnings
+    )
+
+
+def test_a_garbled_last_field_inside_the_table_is_still_refused() -> None:
+    """The same bad field on a row that another row follows is no cut text: still an error."""
+    text = LAST_FIELD_CUT.replace(
+        "3e-08    278.1    0.00    0.00  3e-08", "3e-08    278.1    0.00    0.00  3e"
+    )
+    with pytest.raises(
+        ParseError, match="field 12 \\(in-place error\\) should be a number or N/A, found '3e'"
+    ):
+        parse_nccl_tests(text, collective="all_reduce")

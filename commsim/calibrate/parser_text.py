@@ -102,6 +102,7 @@ class _Pending(NamedTuple):
     tokens: list[str]
     strict: bool
     text: str
+    cut_field: ParseError | None = None  # a whole-width row whose last field does not read
 
 
 class TextReader:
@@ -285,6 +286,8 @@ class TextReader:
         """The table's last row, cut short: kept when its out-of-place half is whole, else dropped."""
         assert self.layout is not None, "a row is pending only inside a table"
         found, line, width = len(pending.tokens), pending.lines[0], self.layout.width
+        if pending.cut_field is not None:
+            found = f"cut inside its last field {pending.text.split()[-1]!r}: {found}"
         read = read_cut_row(line, pending.tokens, self.layout, self._fail)
         if read is None:
             self.data.warnings.append(
@@ -351,6 +354,8 @@ class TextReader:
             self.orphans.append(number)
             return
         self._drop_start()
+        if self.pending is not None and self.pending.cut_field is not None:
+            raise self.pending.cut_field  # not the table's last row: a garbled field, not a cut one
         if self.pending is not None:
             self._out_of_place_half(self.pending)
         layout = self.layout
@@ -368,7 +373,16 @@ class TextReader:
             else:
                 self.pending = _Pending((number,), tokens, strict=True, text=" ".join(tokens))
                 return
-        row, measured = read_row(number, tokens, layout, self._fail)
+        try:
+            row, measured = read_row(number, tokens, layout, self._fail)
+        except ParseError as error:
+            if not (len(tokens) == layout.width and fits(tokens[:-1], layout.columns[:-1])):
+                raise
+            # every field but the last reads: the text may end inside it (a page cut mid-number)
+            self.pending = _Pending(
+                (number,), tokens[:-1], strict=True, text=" ".join(tokens), cut_field=error
+            )
+            return
         self.data.rows.append(row)
         self.last_row = number
         self.data.measured.extend(measured)
