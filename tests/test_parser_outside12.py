@@ -176,3 +176,29 @@ def test_a_garbled_last_field_inside_the_table_is_still_refused() -> None:
         ParseError, match="field 12 \\(in-place error\\) should be a number or N/A, found '3e'"
     ):
         parse_nccl_tests(text, collective="all_reduce")
+
+
+# 226: NVIDIA/nccl-tests issue #5 (2018-01-09): 8 x P100-PCIE with NCCL 1.0; the 2018 tests print
+# the header and then NCCLCHECK's failure line (device list cut to one rank here).
+OLD_FAILURE = """\
+nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+# NCCL Tests compiled with NCCL 1.0
+# Using devices
+#   Rank  0 on     node03 device  0 [0x00] Tesla P100-PCIE-16GB
+
+#                                                 out-of-place                    in-place
+#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res
+NCCL failure all_reduce.cu:95 'unhandled cuda error'
+"""
+
+
+def test_the_2018_tests_failure_line_is_read_as_a_failure() -> None:
+    """226: refused as "no result rows found ... no result row follows" the header, although the
+    next line is nccl-tests' own failure report: the 2017-2018 tests' NCCLCHECK printed 'NCCL
+    failure <file>.cu:<line> '<error>'' (later 'Test NCCL failure'). The refusal now quotes it."""
+    with pytest.raises(ParseError) as caught:
+        parse_nccl_tests(OLD_FAILURE, collective="all_reduce")
+    assert (
+        "the run failed before printing a result row: line 8: NCCL failure all_reduce.cu:95 "
+        "'unhandled cuda error'" in str(caught.value)
+    )

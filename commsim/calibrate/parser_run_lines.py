@@ -61,8 +61,9 @@ COMPILED_WITH = re.compile(r"^#\s*NCCL Tests compiled with NCCL (\S+)")
 """nccl-tests' note of the NCCL release it was compiled with."""
 NCCL_LOG = re.compile(r"^\S+:\d+:\d+\s+\[\d+\]\s")
 """NCCL_DEBUG lines: ``host:pid:tid [dev] ...``."""
-_TEST_FAILURE = re.compile(r"\bTest (?:CUDA |NCCL )?failure\b.*")
-"""nccl-tests' report of a failed call (``Test CUDA failure common.cu:389 '...'``)."""
+_TEST_FAILURE = re.compile(r"\b(?:Test (?:CUDA |NCCL )?failure\b|(?:NCCL|Cuda|CUDA) failure \S+\.cu:\d+).*")
+"""nccl-tests' report of a failed call (``Test CUDA failure common.cu:389 '...'``; the 2017-2018
+tests' ``NCCLCHECK``/``CUDACHECK`` printed ``NCCL failure all_reduce.cu:95 '...'``)."""
 _NCCL_WARN = re.compile(r"\bNCCL WARN\s+(.*\S)")
 """NCCL's warning (``host:pid:tid [0] misc/nvmlwrap.cc:74 NCCL WARN Failed to open libnvidia-ml.so.1``)."""
 _INFO_NRANKS = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks (\d+)\b")
