@@ -112,10 +112,12 @@ def wrong_results(log: NcclTestsLog) -> str | None:
 
 
 def _in_place_spread(rows: list[NcclTestsRow]) -> float | None:
-    paired = [r for r in rows if r.ip_time_s and r.oop_time_s > 0]
-    if not paired:
+    """The median in-place / out-of-place time ratio (either way up) at the bandwidth-bound sizes;
+    None without any: below them a call's time is mostly fixed cost and jitters by nature (as for
+    repeated sizes), so a 64 B row measured 1.7x apart says nothing about the run."""
+    picked = [r for r in rows if r.ip_time_s and r.oop_time_s > 0 and r.nbytes >= _BANDWIDTH_BOUND]
+    if not picked:
         return None
-    picked = [paired[i] for i in large_indices(r.nbytes for r in paired)]
     return statistics.median(
         max(r.ip_time_s / r.oop_time_s, r.oop_time_s / r.ip_time_s) for r in picked if r.ip_time_s
     )
