@@ -42,3 +42,16 @@ def test_tiny_sizes_measured_apart_in_and_out_of_place_do_not_make_a_run_doubtfu
     verdict = judge(validate_file(path, collective="all_reduce"))
     assert verdict.kind != "doubtful"
     assert "in-place and out-of-place" not in verdict.text
+
+
+def test_a_launch_read_from_the_command_says_so(tmp_path: Path) -> None:
+    """224 has no run header; its '-g 4' comes from the command in the prose above the list
+    (`mpirun -np 1 ./build/all_reduce_perf ... -g 4`). The launch fact read "threads, 4 GPU(s) per
+    thread (assumed: one GPU per process assumed)", contradicting itself; the note now says where
+    the 4 comes from."""
+    text = "mpirun -np 1 ./build/all_reduce_perf -b 8 -e 128M -f 2 -g 4\n" + LAST_FIELD_CUT
+    path = tmp_path / "v100_sxm3_g4.txt"
+    path.write_text(text)
+    fact = validate_file(path, collective="all_reduce").inference.facts["launch"]
+    assert fact.value == "threads, 4 GPU(s) per thread"
+    assert fact.note == "no run header; -g 4 read from the nccl-tests command line, one thread assumed"

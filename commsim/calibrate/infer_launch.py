@@ -96,8 +96,15 @@ def infer_launch(log: NcclTestsLog) -> Fact:
         value,
         evidence,
         assumed=not evidence,
-        note="" if evidence else "one GPU per process assumed",
+        note="" if evidence else _assumed_note(threads),
     )
+
+
+def _assumed_note(threads: int) -> str:
+    """What an assumed launch rests on: the command's ``-g`` (no run header printed), else nothing."""
+    if threads > 1:
+        return f"no run header; -g {threads} read from the nccl-tests command line, one thread assumed"
+    return "one GPU per process assumed"
 
 
 def warn_mixed_gpus(log: NcclTestsLog, facts: dict[str, Fact], warnings: list[str]) -> None:
