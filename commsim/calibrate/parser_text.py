@@ -285,7 +285,8 @@ class TextReader:
     def _truncated_last_row(self, pending: _Pending) -> None:
         """The table's last row, cut short: kept when its out-of-place half is whole, else dropped."""
         assert self.layout is not None, "a row is pending only inside a table"
-        found, line, width = len(pending.tokens), pending.lines[0], self.layout.width
+        line, width = pending.lines[0], self.layout.width
+        found = str(len(pending.tokens))
         if pending.cut_field is not None:
             found = f"cut inside its last field {pending.text.split()[-1]!r}: {found}"
         read = read_cut_row(line, pending.tokens, self.layout, self._fail)
