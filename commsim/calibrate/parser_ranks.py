@@ -188,7 +188,10 @@ def _beyond_device_list(
     communicator's size, so a list of fewer ranks than the rows were computed for has lost its
     tail (a page or a parser's sample keeping its first lines, log 188: two MI350X listed, 16 in
     busbw/algbw = 2 x 15/16). Only a known collective's count column and busbw/algbw ratio outweigh
-    the list, when they agree (the ratio alone: when :data:`_TABLE_SIZES` sizes or more fit it).
+    the list, when they agree (the ratio alone: when :data:`_TABLE_SIZES` sizes or more fit it, or
+    when the list names one rank: a one-rank all_reduce, all_gather, reduce_scatter or all_to_all
+    has a busbw factor of 0 and prints busbw 0.00, so one row of non-zero busbw already rules the
+    list out; log 230, a parser's sample listing rank 0 of a 16-rank MI355X run).
     """
     if chosen.source != "device list" or collective is None:
         return chosen
@@ -198,7 +201,7 @@ def _beyond_device_list(
     if len({e.value for e in table}) != 1 or table[0].value <= chosen.value:
         return chosen  # they disagree (a type column that is not the one counted), or say no more
     sizes = len({m.nbytes for m in informative(measured)})
-    if all(e.source != COUNT_COLUMN for e in table) and sizes < _TABLE_SIZES:
+    if all(e.source != COUNT_COLUMN for e in table) and sizes < _TABLE_SIZES and chosen.value > 1:
         return chosen
     return table[0]
 

@@ -1,0 +1,41 @@
+"""Public nccl-tests logs of out-of-sample probe 13 (notes/outside13) the reader got wrong.
+
+Each test holds a real excerpt inline (the probe's file number and source in the comment above it)
+and asserts what nccl-tests' own output says the text means.
+"""
+
+from __future__ import annotations
+
+from commsim.calibrate.parser import parse_nccl_tests
+
+# 230: a Python parser for RCCL test output (code-index file id 2381207305), its sample_output: one
+# device line (rank 0 of 'nThread 1 nGpus 1') above one 256 MiB all_reduce row whose busbw/algbw is
+# 343.57 / 183.24 = 1.875 = 2 x 15/16.
+ONE_DEVICE_LINE_OF_SIXTEEN = """\
+# Collective test starting: all_reduce_perf
+# nThread 1 nGpus 1 minBytes 268435456 maxBytes 268435456 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+rccl-tests: Version develop:33cc4df
+# Using devices
+#  Rank  0 Group  0 Pid  78515 on amd-mi355x-ses2-1 device  0 [0000:05:00] AMD Instinct MI355X
+RCCL version : 2.26.6-heads/drop/2025-08:c3b8de4
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+   268435456      67108864     float     sum      -1   1464.9  183.24  343.57      0   1442.5  186.10  348.93      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 346.251
+#
+"""  # noqa: E501
+
+
+def test_a_one_rank_device_list_under_nonzero_busbw_is_cut() -> None:
+    """230: read as 1 rank (its one device line) and priced as a local copy, "18.7x below", though
+    a one-rank all_reduce has busbw factor 2 x 0/1 = 0 and prints busbw 0.00: 343.57 GB/s rules one
+    rank out in this single row. busbw/algbw = 343.57 / 183.24 = 1.8750 (in-place 348.93 / 186.10 =
+    1.8750) is 2 x (n-1)/n only for n = 16, so 16 ranks, and the list is said to look cut."""
+    log = parse_nccl_tests(ONE_DEVICE_LINE_OF_SIXTEEN)
+    assert log.n_ranks == 16
+    assert any("the device list looks cut" in w for w in log.warnings)
+    assert not [w for w in log.warnings if "disagrees with size / time" in w]
