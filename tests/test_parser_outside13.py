@@ -39,3 +39,30 @@ def test_a_one_rank_device_list_under_nonzero_busbw_is_cut() -> None:
     assert log.n_ranks == 16
     assert any("the device list looks cut" in w for w in log.warnings)
     assert not [w for w in log.warnings if "disagrees with size / time" in w]
+
+
+# 236: SkyPilot's README "Using InfiniBand in Nebius with SkyPilot" (code-index file id 17826518165),
+# the VM "Result example": the header and every row lack the in-place #wrong field (the page's copy
+# ends each line after the in-place busbw).
+NO_IN_PLACE_WRONG = """\
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw 
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+   536870912     134217728     float     sum      -1   2424.4  221.45  415.21      0   2391.0  224.53  421.00      
+  1073741824     268435456     float     sum      -1   4528.1  237.13  444.62      0   4533.5  236.85  444.09      
+  2147483648     536870912     float     sum      -1   8795.2  244.17  457.81      0   8783.6  244.49  458.42      
+  4294967296    1073741824     float     sum      -1    17442  246.25  461.71      0    17386  247.03  463.19      
+  8589934592    2147483648     float     sum      -1    34430  249.49  467.79      0    34443  249.39  467.61      
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 450.146
+"""  # noqa: E501, W291
+
+
+def test_a_dropped_in_place_wrong_column_is_not_read_as_na() -> None:
+    """236: refused with "in-place #wrong N/A (only send_recv and all_to_all skip the in-place
+    check): no collective fits every row" although no row prints N/A: the header has no in-place
+    #wrong column at all. busbw/algbw 415.21 / 221.45 = 1.875 and redop sum leave all_reduce of
+    16 ranks (2 x 15/16), which must be what is read."""
+    log = parse_nccl_tests(NO_IN_PLACE_WRONG)
+    assert log.collective == "all_reduce"
+    assert log.n_ranks == 16

@@ -38,6 +38,7 @@ class ColumnHeader(NamedTuple):
     line: int
     names: frozenset[str]
     headerless: bool = False  # the standard layout of rows quoted without their header
+    in_place_wrong: bool = True  # an in-place '#wrong' column (a page may drop the last one)
 
 
 @dataclass

@@ -151,7 +151,8 @@ class TextReader:
             self._end_table()
             self.layout = read_layout(number, text.lstrip("#").split(), self._fail)
             names = frozenset(column.name for column in self.layout.columns)
-            self.data.column_header = ColumnHeader(number, names)
+            in_place_wrong = self.layout.has("ip", "wrong") or not self.layout.has("ip", "time")
+            self.data.column_header = ColumnHeader(number, names, in_place_wrong=in_place_wrong)
             self.in_table, self.last_row = True, None
         elif not text.startswith("#"):
             self._table_line(number, text, text.split())
