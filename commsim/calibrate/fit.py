@@ -156,7 +156,9 @@ def case_of(
         tuple(r.nbytes for r in rows),
         np.array([r.measured_time_s for r in rows]),
         machine_key(inference.facts),
-        NcclModel(topo, base, inference.nccl_version, net_protocol=inference.net_protocol),
+        NcclModel(
+            topo, base, inference.nccl_version, net_protocol=inference.net_protocol, collnet=inference.collnet
+        ),
         tuple(sorted(noisy)),
         inference.cuda_graph,
     )

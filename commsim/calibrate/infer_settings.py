@@ -19,9 +19,11 @@ from commsim.nccl.candidates import P2P_COLLECTIVES
 
 __all__ = [
     "ALGO_NAMES",
+    "COLLNET_OPTION",
     "PROTO_NAMES",
     "SEND_RECV_COLLECTIVES",
     "forced_choices",
+    "infer_collnet",
     "infer_host_transport",
     "infer_p2p",
     "infer_version",
@@ -270,9 +272,38 @@ def _forced_protocols(
     return protocols
 
 
+COLLNET_OPTION = "--collnet"
+
+
+def infer_collnet(settings: RunSettings, option: bool | None) -> Fact | None:
+    """Whether the run used CollNet (the network switch's reduction, InfiniBand SHARP), or None when
+    nothing says so (NCCL's default is off: ``NCCL_COLLNET_ENABLE=0``).
+
+    ``--collnet`` wins; then the log's own word: NCCL's ``rank 0 Connected CollNet`` (it ran) or a
+    missing CollNet plugin (it did not). ``NCCL_COLLNET_ENABLE=1`` alone is not enough: without a
+    SHARP plugin and fabric NCCL falls back to its other algorithms (outside log 180 sets it and its
+    channels run over plain IB), so the fact is then assumed off, naming the option.
+    """
+    if option is not None:
+        return Fact("collnet", option, (Evidence(option, f"option {COLLNET_OPTION}"),), option=COLLNET_OPTION)
+    seen = settings.collnet
+    if seen is not None:
+        note = "NCCL connected CollNet" if seen.value else "NCCL found no CollNet plugin"
+        return Fact("collnet", bool(seen.value), (seen,), option=COLLNET_OPTION, note=note)
+    enable = setting(settings, "NCCL_COLLNET_ENABLE")
+    if setting_value(enable) == "1":
+        assert enable is not None
+        note = (
+            "the log sets NCCL_COLLNET_ENABLE=1 but shows no 'Connected CollNet' line: without a SHARP "
+            "plugin and fabric NCCL falls back to ring and tree, so CollNet is assumed unused"
+        )
+        return Fact("collnet", False, (enable,), assumed=True, option=COLLNET_OPTION, note=note)
+    return None
+
+
 def _unmodelled(settings: RunSettings) -> list[str]:
     out = []
-    for name in ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_COLLNET_ENABLE"):
+    for name in ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"):
         seen = setting(settings, name)
         if seen is not None:
             out.append(

@@ -55,7 +55,13 @@ from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board
 from commsim.calibrate.infer_network import infer_network
 from commsim.calibrate.infer_nics import infer_nics
 from commsim.calibrate.infer_ofi import efa_protocol
-from commsim.calibrate.infer_settings import forced_choices, infer_host_transport, infer_p2p, infer_version
+from commsim.calibrate.infer_settings import (
+    forced_choices,
+    infer_collnet,
+    infer_host_transport,
+    infer_p2p,
+    infer_version,
+)
 from commsim.calibrate.infer_topology import (
     has_fabric,
     host_box,
@@ -160,6 +166,9 @@ def _nccl_facts(
         settings, options.algorithms, options.protocols, log.collective
     )
     facts.update(choices)
+    collnet = infer_collnet(settings, options.collnet)
+    if collnet is not None:
+        facts["collnet"] = collnet
     warnings += unmodelled
     return algorithms, protocols
 

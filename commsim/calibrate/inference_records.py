@@ -43,6 +43,8 @@ class RunOptions:
     net_protocol : str, optional
         ``"sendrecv"`` or ``"rdma"`` (``--net-protocol``): the protocol aws-ofi-nccl ran AWS EFA with
         (:mod:`~commsim.calibrate.infer_ofi`).
+    collnet : bool, optional
+        Whether the run used CollNet, the network switch's reduction (InfiniBand SHARP: ``--collnet``).
     topology : Topology, optional
         The machine of one host (``--topology``); several hosts make a cluster of it.
     devices : tuple of int, optional
@@ -69,6 +71,7 @@ class RunOptions:
     topology: Topology | None = None
     nvlink_domain: str | None = None
     net_protocol: str | None = None
+    collnet: bool | None = None
     devices: tuple[int, ...] | None = None
     board: str | None = None
     topology_option: str = "--topology"
@@ -134,6 +137,12 @@ class RunInference:
         """aws-ofi-nccl's protocol over EFA (``"sendrecv"`` or ``"rdma"``), None for other networks."""
         fact = self.facts.get("net_protocol")
         return None if fact is None else str(fact.value)
+
+    @property
+    def collnet(self) -> bool:
+        """Whether the run used CollNet (SHARP), as its log or ``--collnet`` says (NCCL's default: no)."""
+        fact = self.facts.get("collnet")
+        return fact is not None and bool(fact.value)
 
     @property
     def per_node(self) -> int | None:

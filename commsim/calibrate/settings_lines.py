@@ -194,7 +194,10 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
         "collnet",
         0,
         _INFO,
-        re.compile(r"(?i)\bcollnet\b.*\b(?:connected|enabled|setup done)\b|loaded coll(?:net)? plugin"),
+        re.compile(
+            r"(?i)\bcollnet\b.*\b(?:connected|enabled|setup done)\b|loaded coll(?:net)? plugin"
+            r"|\bConnected collnet\b"  # NCCL's 'rank 0 Connected CollNet', 'Connected collnet + chain'
+        ),
         lambda m: True,
     ),
     (

@@ -97,6 +97,14 @@ def _regime_summary(errors: list[float]) -> dict[str, float | int | None]:
     }
 
 
+_COLLNET_NOTE = (
+    "CollNet is priced with NCCL's own formulas (tuning.cc: the channels' bus bandwidth x 0.5, Chain x 0.75, "
+    "Direct by the GPU-per-NIC ratio), not validated: the one public SHARP log (CoreWeave, 12 x 8 H100, "
+    "its README's job forcing CollNet Chain, the run's settings not printed) runs 1.4x faster than Chain's "
+    "figure"
+)
+
+
 @dataclass(frozen=True)
 class Validation:
     """A validation report."""
@@ -127,6 +135,9 @@ class Validation:
             ),
             None if inference.cuda_graph else host_note(inference.gpus_per_thread, ranks, self.params),
             one_gpu_note(str(gpu.value) if gpu is not None else None, ranks, self.params),
+            _COLLNET_NOTE
+            if inference.collnet and any(r.algorithm.startswith("collnet") for r in self.rows)
+            else None,
         ]
         return [note for note in notes if note]
 
@@ -265,7 +276,9 @@ def validate_log(
         raise TopologyError(f"machine {topo.name!r} holds none of the run's ranks")
     factor = busbw_factor(coll, len(ranks)) if len(ranks) > 1 else 1.0
     rows = []
-    model = NcclModel(topo, params, inference.nccl_version, net_protocol=inference.net_protocol)
+    model = NcclModel(
+        topo, params, inference.nccl_version, net_protocol=inference.net_protocol, collnet=inference.collnet
+    )
     for row in log.rows:
         if row.nbytes <= 0:
             continue

@@ -19,6 +19,7 @@ from commsim.cli.console import err, escape, out
 from commsim.cli.log_options import (
     Algo,
     Collective,
+    Collnet,
     Devices,
     Gpu,
     Gpus,
@@ -66,6 +67,7 @@ def validate(
     nccl_version: NcclVersion = None,
     nvlink_domain: NvlinkDomain = None,
     net_protocol: NetProtocol = None,
+    collnet: Collnet = None,
     devices: Devices = None,
     calibrated: Annotated[
         Path | None, typer.Option(help="Calibrated topology from 'commsim calibrate'.")
@@ -100,6 +102,7 @@ def validate(
     )
     options = with_devices(with_nvlink_domain(options, nvlink_domain), devices)
     options = with_net_protocol(options, net_protocol)
+    options = replace(options, collnet=collnet)
     options = replace(
         options, board=board_class(topology), topology_option=_machine_option(calibrated, nccl_topo)
     )
@@ -213,6 +216,7 @@ def calibrate(
     nccl_version: NcclVersion = None,
     nvlink_domain: NvlinkDomain = None,
     net_protocol: NetProtocol = None,
+    collnet: Collnet = None,
     devices: Devices = None,
     collective: Collective = None,
     fit_param: Annotated[
@@ -233,6 +237,7 @@ def calibrate(
     )
     options = with_devices(with_nvlink_domain(options, nvlink_domain), devices)
     options = with_net_protocol(options, net_protocol)
+    options = replace(options, collnet=collnet)
     options = replace(options, board=board_class(topology), topology_option=_machine_option(None, nccl_topo))
     validations = [
         v for p in logs for v in validate_runs(p, options=options, collective=collective, n_ranks=gpus)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Algo",
     "Collective",
+    "Collnet",
     "Devices",
     "Gpu",
     "Gpus",
@@ -93,6 +94,15 @@ NetProtocol = Annotated[
         "Default: what the log shows (the plugin's protocol line, OFI_NCCL_PROTOCOL, the instance it "
         "names; a plugin before 1.7, NCCL before 2.12 or efa_v1: sendrecv), else the GPU generation's "
         "default (assumed).",
+    ),
+]
+Collnet = Annotated[
+    bool | None,
+    typer.Option(
+        "--collnet/--no-collnet",
+        help="Whether the run used CollNet, the network switch's reduction (InfiniBand SHARP: "
+        "NCCL_COLLNET_ENABLE=1 with a SHARP plugin). Default: the log's 'Connected CollNet' line, else "
+        "not (NCCL's default).",
     ),
 ]
 Devices = Annotated[

@@ -34,6 +34,9 @@ from commsim.units import format_bandwidth, format_time
 __all__ = ["Nccl"]
 
 
+NcclAlgorithmName = Literal["ring", "tree", "nvls", "nvls_tree", "collnet_direct", "collnet_chain"]
+
+
 class NcclAlgorithmParams(Params):
     """How NCCL is run (nccl-tests' ``-g``) and what it may choose."""
 
@@ -41,8 +44,11 @@ class NcclAlgorithmParams(Params):
     cuda_graph: bool = Field(
         False, description="calls replayed from a CUDA graph (nccl-tests -G): no host issue time per call"
     )
-    algorithms: list[Literal["ring", "tree", "nvls", "nvls_tree"]] | None = Field(
-        None, description="allowed algorithms, like NCCL_ALGO"
+    algorithms: list[NcclAlgorithmName] | None = Field(None, description="allowed algorithms, like NCCL_ALGO")
+    collnet: bool = Field(
+        False,
+        description="the run enables CollNet, the network switch's reduction (NCCL_COLLNET_ENABLE=1 with a "
+        "SHARP plugin; NCCL's default is off)",
     )
     protocols: list[Literal["LL", "LL128", "Simple"]] | None = Field(
         None, description="allowed protocols, like NCCL_PROTO"
@@ -85,7 +91,7 @@ class Nccl(Algorithm):
         assert isinstance(self.params, NcclAlgorithmParams)
         kept = getattr(self, "_model", None)
         if kept is None or kept.topology is not topology:
-            kept = NcclModel.of(topology, version=self.params.nccl_version)
+            kept = NcclModel.of(topology, version=self.params.nccl_version, collnet=self.params.collnet)
             self._model = kept
         return kept
 
@@ -110,6 +116,8 @@ class Nccl(Algorithm):
                 return Tree({"shape": "double_binary"}).plan(problem)
             if chosen == "nvls":
                 return Direct().plan(problem)
+            if chosen.startswith("collnet"):  # the switch reduces, which no schedule can: the nearest plan
+                return Hierarchical().plan(problem)
             if not single:
                 return _node_rings(problem, machine.transport) or Hierarchical().plan(problem)
             return ring_schedule(problem.topology, problem.ranks, machine.transport, problem.nbytes, False)

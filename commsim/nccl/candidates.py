@@ -23,6 +23,7 @@ __all__ = [
     "P2P_COLLECTIVES",
     "Bandwidths",
     "Raw",
+    "collnet",
     "nvls",
     "p2p",
     "pat",
@@ -226,6 +227,58 @@ def nvls(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
     latency += 2 * math.log2(m.nodes) * _inter_latency(table, m, bw, "nvls_tree", "Simple")
     inter = bw.net_Bps if m.nodes <= 2 else bw.net_Bps / 2
     return [("nvls_tree", "Simple", latency, min(bw.nvlink_port_Bps, inter))]
+
+
+COLLNET_ARITY_s = {(2, 4): 0.5e-6, (2, 21): 0.4e-6}
+"""CollNet Direct's "arity serialization latency" per rank of a node beyond the first, by the era's
+first release: 0.5 us in the 2.4 and 2.12 eras' ``tuning.cc``, 0.4 us in the 2.23 line's."""
+
+
+def collnet(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
+    """CollNet all-reduce across nodes (the network switch reduces: InfiniBand SHARP), Simple only.
+
+    Only when the run enables CollNet (``NCCL_COLLNET_ENABLE=1`` with a SHARP plugin); NCCL does
+    not by default. From NCCL's ``tuning.cc`` (2.4 to 2.28): the bus bandwidth is the channels'
+    (here the box's and the network's, whichever is lower), halved to an algorithm bandwidth
+    (``ratio .5``, as the tree's); CollNet Chain (2.14+) takes x 0.75; CollNet Direct (2.6+, boxes
+    with an NVSwitch only) divides by the GPU-per-NIC ratio softened (``f = ppn / NICs``,
+    ``f - (f - 1) / 2``) and, from the 2.21 era's table on Hopper and newer, x 0.85. Latency: Direct
+    ``baseLat + 2 (min(1, ppn - 1) x intra hop + (ppn - 1) x arity) + network hop``, Chain
+    ``baseLat + 2 (ppn - 1) x intra hop`` (+ a network hop in the 2.21 era). With NVLink SHARP
+    (Hopper NVSwitch, 2.18+) CollNet also enables NVLS across nodes: the GPU's NVLS rate, capped by
+    the node's NICs, which carry the buffer once each way (the switch reduces), at NVLS's latency
+    plus a network hop.
+    """
+    if m.nodes < 2:
+        return []
+    version, ppn, out = bw.version, m.per_node, []
+    newest = table.first >= (2, 21)
+    busbw = bw.busbw_Bps
+    if table.available("collnet_direct", version) and m.transport == "nvswitch":
+        f = ppn / max(m.nics, 1)
+        f -= (f - 1) / 2
+        direct = busbw / f * (0.85 if newest and m.arch in _HOPPER_ON else 1.0)
+        arity = next(v for first, v in sorted(COLLNET_ARITY_s.items(), reverse=True) if table.first >= first)
+        hop = table.hop_latency_s[m.intra_hop]["collnet_direct"]["Simple"]
+        latency = table.base_latency_s["collnet_direct"]["Simple"] + _inter_latency(
+            table, m, bw, "collnet_direct", "Simple"
+        )
+        latency += 2 * (min(1, ppn - 1) * hop + (ppn - 1) * arity)
+        out.append(("collnet_direct", "Simple", latency, direct * 0.5))
+    if table.available("collnet_chain", version):
+        hop = table.hop_latency_s[m.intra_hop]["collnet_chain"]["Simple"]
+        latency = table.base_latency_s["collnet_chain"]["Simple"] + 2 * (ppn - 1) * hop
+        latency += _inter_latency(table, m, bw, "collnet_chain", "Simple") if newest else 0.0
+        out.append(("collnet_chain", "Simple", latency, busbw * 0.75 * 0.5))
+    if m.nvls and table.available("nvls_tree", version):
+        latency = table.hop_latency_s["nvlink"]["nvls"]["Simple"]
+        latency += _inter_latency(table, m, bw, "nvls", "Simple")
+        out.append(("nvls", "Simple", latency, min(bw.nvlink_port_Bps, bw.net_Bps)))
+    return out
+
+
+_HOPPER_ON = frozenset({"hopper", "blackwell"})
+"""Architectures of NCCL's ``minCompCap >= 90``."""
 
 
 def pat(n: int, m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:

@@ -91,6 +91,10 @@ class NcclModel:
         The network plugin's protocol where it has several (aws-ofi-nccl over EFA: ``"sendrecv"``
         or ``"rdma"``, :mod:`commsim.calibrate.infer_ofi`); it picks the transport's per-step
         overhead (:meth:`NcclParams.transport_latency`). None: the transport's default figure.
+    collnet : bool
+        The run enables CollNet (``NCCL_COLLNET_ENABLE=1`` with a SHARP plugin: the network switch
+        reduces); NCCL does not by default. Adds CollNet Direct and Chain, and NVLS across nodes on
+        NVLink SHARP machines, to all-reduce's candidates (:func:`commsim.nccl.candidates.collnet`).
     """
 
     topology: Topology
@@ -98,6 +102,7 @@ class NcclModel:
     version: str | None = None
     amd_tables: str = "nccl"
     net_protocol: str | None = None
+    collnet: bool = False
     _memo: _Memo = field(default_factory=dict, repr=False)
     _machines: dict[tuple[str, ...], NcclMachine] = field(default_factory=dict, repr=False)
     _kinds: list[tuple[str, str]] = field(default_factory=list, repr=False)
@@ -124,9 +129,10 @@ class NcclModel:
         params: NcclParams | None = None,
         version: str | None = None,
         amd_tables: str = "nccl",
+        collnet: bool = False,
     ) -> NcclModel:
         """The model for ``topology`` (its calibrated ``nccl:`` parameters when ``params`` is None)."""
-        return cls(topology, params or NcclParams.of(topology), version, amd_tables)
+        return cls(topology, params or NcclParams.of(topology), version, amd_tables, collnet=collnet)
 
     def _rccl(self, m: NcclMachine) -> bool:
         """Whether this machine is priced with RCCL's tables (an AMD GPU, and ``amd_tables="rccl"``)."""
@@ -380,6 +386,8 @@ class NcclModel:
             raw += cand.tree(n, m, bw, table)
             if m.nvls:
                 raw += cand.nvls(m, bw, table)
+            if self.collnet:
+                raw += cand.collnet(m, bw, table)
         return rccl.rules(raw, m, self.rccl_table) if rccl.is_amd(m.arch) else raw
 
 

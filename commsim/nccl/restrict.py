@@ -71,6 +71,7 @@ def none_allowed(
         )
     return (
         head + " (NVLS needs an NVSwitch box with Hopper or newer GPUs and NCCL 2.17+; LL128 needs NVLink "
-        "and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+)"
+        "and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+; CollNet all-reduce across nodes in a run that "
+        "enabled it, NCCL_COLLNET_ENABLE=1 with a SHARP plugin: --collnet)"
         + (_rccl_disabled(m, tables[1]) if rccl.is_amd(m.arch) else "")
     )

@@ -1,0 +1,147 @@
+"""CollNet (the network switch's reduction, InfiniBand SHARP): NCCL's CollNet Direct and Chain, and NVLS
+across nodes, priced as NCCL's ``tuning.cc`` does, only in runs that enable it.
+
+NCCL does not use CollNet unless the run sets ``NCCL_COLLNET_ENABLE=1`` and a SHARP plugin connects it
+(NCCL then prints ``rank 0 Connected CollNet``); a run that sets the variable without a working plugin
+falls back to ring and tree (outside log 180, nccl-tests issue #311).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from commsim.algorithms.base import Problem
+from commsim.calibrate.infer_settings import infer_collnet
+from commsim.calibrate.inference import RunOptions
+from commsim.calibrate.settings import read_settings
+from commsim.collectives import Collective
+from commsim.errors import AlgorithmError
+from commsim.nccl.candidates import Bandwidths, collnet
+from commsim.nccl.machine import NcclMachine
+from commsim.nccl.model import NcclModel
+from commsim.nccl.params import NcclParams
+from commsim.nccl.tuning import table_for
+from commsim.topology import get_topology
+from tests.test_bad_inputs import run_cli
+
+GB = 1e9
+US = 1e-6
+
+
+def _machine(per_node: int = 8, nics: int = 8, transport: str = "nvswitch", nvls: bool = True) -> NcclMachine:
+    return NcclMachine(
+        4, per_node, transport, "hopper", nvls, nics * 50 * GB, "infiniband", "ib_ndr", "ib", nics
+    )
+
+
+BW = Bandwidths(
+    intra_Bps=370 * GB, net_Bps=360 * GB, net_latency_s=0.0, nvlink_port_Bps=256 * GB, version=None
+)
+
+
+def test_collnet_candidates_on_four_hopper_nvswitch_nodes_follow_nccls_formulas() -> None:
+    """4 nodes x 8 Hopper GPUs on NVSwitch, 8 NICs per node, NCCL 2.21+ tables.
+
+    Bus bandwidth: the box's 370 GB/s or the network's 360, the lower: 360 GB/s. CollNet Direct:
+    GPU-per-NIC ratio f = 8/8 = 1 (softened f - (f-1)/2 = 1), x 0.85 (Hopper), x 0.5 (NCCL's ratio for
+    non-ring algorithms) = 153 GB/s. CollNet Chain: 360 x 0.75 x 0.5 = 135 GB/s. NVLS across nodes: the
+    GPU's NVLS rate 256 GB/s, below the node's NICs (360). Latencies (2.21 era, route latency 0): Direct
+    baseLat 0 + network hwLat 31 us + 2 x (1 x NVLink hwLat 3.7 + 7 x 0.4 arity) = 44 us; Chain 0 +
+    2 x 7 x 2.8 + 30 = 69.2 us; NVLS NVLink hwLat 25 + network 18 = 43 us.
+    """
+    got = {a: (lat, rate) for a, p, lat, rate in collnet(_machine(), BW, table_for(None))}
+    assert got["collnet_direct"] == pytest.approx((44 * US, 153 * GB))
+    assert got["collnet_chain"] == pytest.approx((69.2 * US, 135 * GB))
+    assert got["nvls"] == pytest.approx((43 * US, 256 * GB))
+
+
+def test_collnet_direct_slows_with_more_gpus_per_nic() -> None:
+    """8 GPUs sharing 2 NICs: f = 8/2 = 4, softened 4 - 3/2 = 2.5; Direct = 360 / 2.5 x 0.85 x 0.5 =
+    61.2 GB/s (Chain does not depend on it: 135 GB/s)."""
+    got = {a: rate for a, _, _, rate in collnet(_machine(nics=2), BW, table_for(None))}
+    assert got["collnet_direct"] == pytest.approx(61.2 * GB)
+    assert got["collnet_chain"] == pytest.approx(135 * GB)
+
+
+def test_which_collnet_algorithms_exist() -> None:
+    """Direct needs an NVSwitch box (NCCL disables it when ``nvsCount == 0``); Chain exists from 2.14,
+    Direct from 2.6, NVLS across nodes with NVLS-tree (2.18); one node has no CollNet; the 2.12 era's
+    tables have no Hopper x 0.85 on Direct and no network hop on Chain."""
+    pcie = {a for a, *_ in collnet(_machine(transport="pcie", nvls=False), BW, table_for(None))}
+    assert pcie == {"collnet_chain"}
+    old = collnet(_machine(), replace(BW, version=(2, 13)), table_for("2.13.4"))
+    assert {a for a, *_ in old} == {"collnet_direct"}  # 2.13: no chain, no NVLS across nodes
+    bw_2_19 = replace(BW, version=(2, 19))
+    era_2_12 = {a: (lat, r) for a, _, lat, r in collnet(_machine(), bw_2_19, table_for("2.19.3"))}
+    assert era_2_12["collnet_direct"][1] == pytest.approx(180 * GB)  # 360 x 0.5, no Hopper factor
+    assert era_2_12["collnet_chain"][0] == pytest.approx(2 * 7 * 2.8 * US)  # no network hop
+    one_node = NcclMachine(1, 8, "nvswitch", "hopper", True, math.inf, None, None, None, 0)
+    assert collnet(one_node, BW, table_for(None)) == []
+
+
+def test_the_model_offers_collnet_only_when_the_run_enables_it() -> None:
+    """4 x HGX H100 over NDR: all-reduce's candidates include CollNet only with ``collnet=True``; at
+    1 GiB NCCL's choice is then NVLS across nodes (the switch reduces; 256 GB/s against NVLS-tree's
+    180), so the call is faster than without CollNet."""
+    topology = get_topology("cluster", box="hgx_h100", nodes=4, nic="ib_ndr")
+    problem = Problem(topology, tuple(topology.gpus), Collective.ALL_REDUCE, 2.0**30)
+    plain = NcclModel(topology, NcclParams()).predict(problem)
+    sharp = NcclModel(topology, NcclParams(), collnet=True).predict(problem)
+    assert not {c.algorithm for c in plain.candidates} & {"collnet_direct", "collnet_chain"}
+    assert {"collnet_direct", "collnet_chain"} <= {c.algorithm for c in sharp.candidates}
+    assert sharp.chosen.algorithm == "nvls" and sharp.time_s < plain.time_s
+    with pytest.raises(AlgorithmError, match="--collnet"):
+        NcclModel(topology, NcclParams()).predict(problem, algorithms=("collnet_chain",))
+
+
+SETTINGS_LINES = [
+    "gpu1:1:1 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.",
+    "gpu1:1:1 [0] NCCL INFO rank 0 Connected CollNet",
+]
+
+
+def test_a_log_that_connected_collnet_used_it() -> None:
+    """NCCL's ``rank 0 Connected CollNet`` (init.cc) says CollNet ran: known, from that line."""
+    fact = infer_collnet(read_settings(SETTINGS_LINES), None)
+    assert fact is not None and fact.value is True and not fact.assumed
+    assert fact.evidence[0].line == 2
+
+
+def test_collnet_enabled_without_a_connection_is_assumed_unused() -> None:
+    """``NCCL_COLLNET_ENABLE=1`` alone: NCCL falls back without a SHARP plugin, so CollNet is assumed
+    off, and the fact names ``--collnet``; the option wins over the log either way."""
+    fact = infer_collnet(read_settings(SETTINGS_LINES[:1]), None)
+    assert fact is not None and fact.value is False and fact.assumed and fact.option == "--collnet"
+    assert infer_collnet(read_settings(SETTINGS_LINES[:1]), True).value is True  # type: ignore[union-attr]
+    assert infer_collnet(read_settings(["# nThread 1"]), None) is None
+
+
+def test_outside_180_fell_back_and_is_priced_without_collnet() -> None:
+    """Outside 180 (4 nodes x 2 A100, SHARP plugin, NCCL_COLLNET_ENABLE=1) prints no CollNet connection
+    and its channels run over plain IB: validate assumes CollNet unused, and --collnet changes that."""
+    from pathlib import Path
+
+    from commsim.calibrate.validate import validate_file
+
+    log = next((Path(__file__).parent / "data" / "outside").glob("180_*.txt"))
+    plain = validate_file(log)
+    assert plain.inference.facts["collnet"].assumed and plain.inference.collnet is False
+    forced = validate_file(log, options=RunOptions(collnet=True))
+    assert forced.inference.collnet is True
+
+
+def test_validate_follows_collnet_chain_only_with_collnet(capsys: pytest.CaptureFixture[str]) -> None:
+    """The CoreWeave SHARP log (12 x 8 H100; its README's job sets NCCL_ALGO=COLLNETCHAIN): restricted to
+    CollNet Chain it is refused naming --collnet, and priced as collnet_chain/Simple with it, with a
+    warning that these figures are NCCL's own, not validated."""
+    log = "tests/data/nccl-tests/H100-SXM-CoreWeave_all_reduce_96gpu_12node-IB-SHARP_1.txt"
+    code, _, err = run_cli(["validate", log, "--gpu", "H100 SXM", "--algo", "COLLNETCHAIN"], capsys)
+    assert code == 2 and "--collnet" in err
+    code, out, _ = run_cli(
+        ["validate", log, "--gpu", "H100 SXM", "--algo", "COLLNETCHAIN", "--collnet"], capsys
+    )
+    assert code == 0 and "collnet_chain/Simple" in out
+    assert "CollNet is priced with NCCL's own formulas" in " ".join(out.split())
