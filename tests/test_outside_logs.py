@@ -140,6 +140,26 @@ REFUSED_PLAIN = {
     "212_RTXA6000-3gpu-g3-NV4pair-RoCE-NCCL2262-allreduce-failed-before-rows-nvml.txt": (
         "NCCL's first warning before it, line 22: Failed to open libnvidia-ml.so.1"
     ),
+    "215_H100NVL+A100SXM-2node-g8-mixed-socket-timeout-before-rows-INFO.txt": (
+        "the run started (line 11) but its output ends at line 63"
+    ),
+    "216_DGX-H100+DGX-A100-socket-bond100GbE-PROTO-SIMPLE-allreduce-wrong-results-ellipsis-excerpt.txt": (
+        "give --gpu "
+    ),
+    "217_4GPU-PCIe-oldformat2020-allreduce-outofplace-only-columns-excerpt.txt": ("give --gpu "),
+    "219_A10G-AWS-g5.8xlarge-1rank-noHashPrefix-blocking-allreduce-busbw0-excerpt.txt": (
+        "its only row is cut short (line 22"
+    ),
+    "220_RTXA6000-1gpu-socket-lo-hang-WARN-connection-closed-before-rows.txt": (
+        "NCCL's first warning, line 26: socketProgress: Connection closed by remote peer"
+    ),
+    "221_RTX3090-8gpu-g8-allreduce-1row-cut-excerpt.txt": ("its only row is cut short (line 23"),
+    "226_P100-PCIE-8gpu-g8-NCCL10-format2018-bytes-N-op-res-failure-before-rows.txt": (
+        "the run failed before printing a result row: line 20: NCCL failure all_reduce.cu:95"
+    ),
+    "227_V100-SXM2-AWS-2node-1gpu-nonMPI-2separate-runs-rank0-twice-headers-only.txt": (
+        "but no result row (a line not starting with '#') follows it"
+    ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -167,7 +187,11 @@ excerpts without device lines (no GPU named); 194 prints two runs side by side u
 column header (probe 10's REPORT: "two tables on one line"). Of the eleventh batch, 200 and 205 are rows
 without device lines (no GPU named); 208's 'GeForce GTX 1080' is not in the catalogue; 210's lines carry
 a paste viewer's '- ' prefix, which no launcher prints; 212's run failed in NCCL's initialisation (its own
-warning: libnvidia-ml.so.1 missing) before any row."""
+warning: libnvidia-ml.so.1 missing) before any row. Of the twelfth batch, 216 and 217 are issue excerpts
+without device lines (no GPU named; 217's page names none either); 215 and 220 hung before their tables
+(215's socket bootstrap timed out, 220's peer closed its connection); 219's and 221's excerpts end inside
+their only row; 226 (NCCL 1.0) failed before its rows; 227's excerpt ends under its second column header
+(two separate one-rank runs, nccl-tests built without MPI)."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -189,6 +213,13 @@ UNSETTLED = {
     "208_GTX1080-2gpu-g2-macOS-NCCL257port-reducescatter-oldformat-busbw-eq-algbw.txt",
     "210_RTX4070TiSUPER-2gpu-g2-tinygradP2P-before-allreduce-pastebin-dashprefixed-partial.txt",
     "212_RTXA6000-3gpu-g3-NV4pair-RoCE-NCCL2262-allreduce-failed-before-rows-nvml.txt",
+    "215_H100NVL+A100SXM-2node-g8-mixed-socket-timeout-before-rows-INFO.txt",
+    "217_4GPU-PCIe-oldformat2020-allreduce-outofplace-only-columns-excerpt.txt",
+    "219_A10G-AWS-g5.8xlarge-1rank-noHashPrefix-blocking-allreduce-busbw0-excerpt.txt",
+    "220_RTXA6000-1gpu-socket-lo-hang-WARN-connection-closed-before-rows.txt",
+    "221_RTX3090-8gpu-g8-allreduce-1row-cut-excerpt.txt",
+    "226_P100-PCIE-8gpu-g8-NCCL10-format2018-bytes-N-op-res-failure-before-rows.txt",
+    "227_V100-SXM2-AWS-2node-1gpu-nonMPI-2separate-runs-rank0-twice-headers-only.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
 77's names only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
@@ -199,7 +230,8 @@ makes readable; 156's and 162's threads give the hosts but not the GPU, 157's th
 the rank count; 167's unknown GPU is named by no option a user could give; 186's thread gives 2 hosts x
 4 GPUs and reduce_scatter but not the GPU model; 194's two side-by-side tables need one file per side,
 which no option gives; 208's GPU is named by no option either, 210's prefixed lines and 212's failed run
-are refused whatever is given); every other refused log validates with its page's facts."""
+are refused whatever is given; 217's page names no GPU; 215, 219-221, 226 and 227 have no result row
+to validate); every other refused log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -233,15 +265,15 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """190 logs (01-138, 150-171, 180-195 and 200-213), each with its provenance lines first and one
+    """204 logs (01-138, 150-171, 180-195 and 200-227), each with its provenance lines first and one
     README row; every page fact is for a log, every topology file it names exists, and a refused log is
     either settled by its page or unsettled."""
-    assert len(LOGS) == 190
+    assert len(LOGS) == 204
     assert {int(p.name.split("_")[0]) for p in LOGS} == {
         *range(1, 139),
         *range(150, 172),
         *range(180, 196),
-        *range(200, 214),
+        *range(200, 228),
     }
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:

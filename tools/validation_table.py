@@ -574,6 +574,17 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(nic="roce_200g"),
         None,
     ),
+    # twelfth batch (probe 12, notes/outside12/REPORT.md's last table: what the pages state)
+    # two A3 Ultra pods, one H200 and one RDMA NIC each (ib_write_bw 381 Gb/s over RoCE)
+    "214_H200-GKE-A3Ultra-2pod-1gpu-1NIC-dranet-gIB-allgather-NCCL2251.txt": (
+        RunOptions(nic="roce_400g", nics_per_node=1),
+        None,
+    ),
+    # a DGX-H100 and a DGX-A100 over one bonded 100GbE NIC, one GPU each (-g 1): the slower GPU
+    "216_DGX-H100+DGX-A100-socket-bond100GbE-PROTO-SIMPLE-allreduce-wrong-results-ellipsis-excerpt.txt": (
+        RunOptions(gpu="A100 SXM", nodes=2, gpus_per_node=1, nic="tcp_100g"),
+        None,
+    ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
