@@ -6,7 +6,10 @@ and asserts what nccl-tests' own output says the text means.
 
 from __future__ import annotations
 
+import pytest
+
 from commsim.calibrate.parser import parse_nccl_tests
+from commsim.errors import ParseError
 
 # 230: a Python parser for RCCL test output (code-index file id 2381207305), its sample_output: one
 # device line (rank 0 of 'nThread 1 nGpus 1') above one 256 MiB all_reduce row whose busbw/algbw is
@@ -66,3 +69,32 @@ def test_a_dropped_in_place_wrong_column_is_not_read_as_na() -> None:
     log = parse_nccl_tests(NO_IN_PLACE_WRONG)
     assert log.collective == "all_reduce"
     assert log.n_ranks == 16
+
+
+# 233: "B200 / Vultr POC - cluster test summary" (code-index file id 60744093665), section 10's block
+# "sendrecv  ranks=16  (inter-node)": rows only, busbw = algbw, redop sum, in-place #wrong N/A
+# (first three and last rows kept here).
+SENDRECV_ROWS_ONLY = """\
+#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)
+           8             8     uint8     sum      -1    15.25    0.00    0.00       0    14.88    0.00    0.00    N/A
+    67108864      67108864     uint8     sum      -1  3458.73   19.40   19.40       0  3448.15   19.46   19.46    N/A
+   134217728     134217728     uint8     sum      -1  6925.35   19.38   19.38       0  6796.51   19.75   19.75    N/A
+ 17179869184   17179869184     uint8     sum      -1   875218   19.63   19.63       0   874531   19.64   19.64    N/A
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 9.79516
+"""  # noqa: E501
+
+
+def test_rows_only_send_recv_is_refused_without_pointing_at_collective() -> None:
+    """233: refused (rightly: send_recv's busbw = algbw for any rank count) but the reason said
+    "a ratio of 1 fits all_reduce of 2 ranks and reduce, broadcast or send_recv of any number;
+    --collective may settle it", and ``--collective send_recv`` only led to a second refusal.
+    In-place #wrong N/A rules out all_reduce, reduce and broadcast (nccl-tests checks them in
+    place), so the reason says send_recv fits and names --gpus alone."""
+    with pytest.raises(ParseError) as refused:
+        parse_nccl_tests(SENDRECV_ROWS_ONLY)
+    message = str(refused.value)
+    assert "fits send_recv of any number of ranks" in message
+    assert "--collective may settle it" not in message
+    assert message.endswith("pass --gpus N")

@@ -16,6 +16,7 @@ from commsim.calibrate.parser import Device
 from commsim.calibrate.parser_bandwidth import LEGACY_ALGBW, Measured
 from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS
 from commsim.calibrate.parser_common import RunData
+from commsim.calibrate.parser_table_fit import in_place_checked
 from commsim.calibrate.parser_table_ranks import (
     RANK_SCALES,
     informative,
@@ -56,7 +57,8 @@ def resolve_ranks(
     if explicit is not None and explicit < 1:
         raise ValueError(f"n_ranks must be a positive number of ranks, not {explicit}")
     found = _rank_evidence(devices, collective, data) + ([one_process] if one_process else [])
-    chosen = _choose_ranks(explicit, found, data.source, collective, data.measured)
+    unchecked = in_place_checked(data.rows, data.column_header) is False
+    chosen = _choose_ranks(explicit, found, data.source, collective, (data.measured, unchecked))
     warnings += _rank_disagreements(chosen, found)
     return chosen.value, (chosen, *_supporting_first(chosen, found))
 
@@ -162,8 +164,11 @@ def _choose_ranks(
     found: list[Evidence],
     source: str | None,
     collective: str | None = None,
-    measured: list[Measured] | None = None,
+    table: tuple[list[Measured] | None, bool] = (None, False),
 ) -> Evidence:
+    """The rank count chosen from ``found``; ``table``: the rows' printed pairs, and whether
+    their in-place ``#wrong`` is N/A (no in-place check), for the refusal's reason."""
+    measured, unchecked = table
     if explicit is not None:
         return Evidence(explicit, EXACT_SOURCES[0])
     for kind in EXACT_SOURCES[1:]:
@@ -175,7 +180,7 @@ def _choose_ranks(
     best = max(bounds, key=lambda e: e.value, default=None)
     if best is not None and (ambiguous is None or ambiguous.value[0] <= best.value <= ambiguous.value[1]):
         return best
-    why = _why_unknown(best, ambiguous, collective, measured)
+    why = _why_unknown(best, ambiguous, collective, measured, unchecked)
     raise ParseError(f"cannot tell the number of ranks: {why}; pass --gpus N", source=source)
 
 
@@ -231,6 +236,7 @@ def _why_unknown(
     ambiguous: Evidence | None,
     collective: str | None = None,
     measured: list[Measured] | None = None,
+    unchecked: bool = False,
 ) -> str:
     if ambiguous is not None:
         low, high = ambiguous.value
@@ -244,11 +250,23 @@ def _why_unknown(
         return head + coarse
     if collective is not None:
         return head + f"busbw/algbw of {collective} does not depend on the number of ranks"
+    if unchecked and _ratio_one(measured or []):  # reduce, broadcast, all_reduce check in place
+        return head + (
+            "busbw/algbw of its rows is 1 and their in-place #wrong is N/A, which fits send_recv of "
+            "any number of ranks (all_reduce, reduce and broadcast check in place; --collective "
+            "would not settle it)"
+        )
     return head + (
         "busbw/algbw of its rows does not tell it with the collective unknown (a ratio of 1 fits "
         "all_reduce of 2 ranks and reduce, broadcast or send_recv of any number; --collective may "
         "settle it)"
     )
+
+
+def _ratio_one(measured: list[Measured]) -> bool:
+    """Whether every informative row's busbw/algbw is 1 within print rounding."""
+    rows = informative(measured)
+    return bool(rows) and all(low <= 1.0 <= high for low, high in map(ratio_bounds, rows))
 
 
 def _too_coarse(measured: list[Measured]) -> str | None:

@@ -213,7 +213,7 @@ def _columns_fit(
         and _root_fits(name, roots)
         and not any(name in NEED_COLUMN[column] for column in missing)
     )
-    checked = in_place_checked(rows) if header is None or header.in_place_wrong else None
+    checked = in_place_checked(rows, header)
     candidates = tuple(n for n in fitting if checked is None or checked != (n in NO_IN_PLACE_CHECK))
     if candidates == fitting:
         checked = None  # the in-place column decided nothing: left out of the text
@@ -250,16 +250,18 @@ def _without_send_recv(
     )
 
 
-def in_place_checked(rows: Sequence[NcclTestsRow]) -> bool | None:
+def in_place_checked(rows: Sequence[NcclTestsRow], header: ColumnHeader | None = None) -> bool | None:
     """Whether nccl-tests checked the in-place results, as its ``#wrong`` columns show.
 
     True when some row prints a count in both ``#wrong`` columns, False when
     every row with in-place columns prints a count out of place and ``N/A``
     in place (send_recv, all_to_all), None when the table does not say (no
-    in-place columns, old ``error`` columns, ``-c 0``: both ``N/A``). A header
-    without the in-place ``#wrong`` column says nothing either (:func:`_columns_fit`
-    does not ask): a page that dropped it (log 236) printed no ``N/A``.
+    in-place columns, old ``error`` columns, ``-c 0``: both ``N/A``). A ``header``
+    without the in-place ``#wrong`` column says nothing either: a page that dropped
+    it (log 236) printed no ``N/A``.
     """
+    if header is not None and not header.in_place_wrong:
+        return None
     in_place = [row for row in rows if row.ip_time_s is not None and row.oop_wrong is not None]
     if not in_place or any(row.ip_max_error is not None for row in rows):
         return None
