@@ -229,36 +229,48 @@ def nvls(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
     return [("nvls_tree", "Simple", latency, min(bw.nvlink_port_Bps, inter))]
 
 
-COLLNET_ARITY_s = {(2, 4): 0.5e-6, (2, 21): 0.4e-6}
-"""CollNet Direct's "arity serialization latency" per rank of a node beyond the first, by the era's
-first release: 0.5 us in the 2.4 and 2.12 eras' ``tuning.cc``, 0.4 us in the 2.23 line's."""
+COLLNET_ARITY_s = {(2, 4): 0.5e-6, (2, 19): 0.4e-6}
+"""CollNet Direct's "arity serialization latency" per rank of a node beyond the first, by the first
+release using it: 0.5 us in ``tuning.cc`` up to 2.18, 0.4 us from 2.19 (NVIDIA/nccl ``b6475625``)."""
+
+COLLNET_REVISED = (2, 18)
+"""The release whose ``tuning.cc`` drops CollNet Chain's x 0.75, adds a network hop to its latency and
+takes Hopper and newer's CollNet Direct x 0.85 (2.17 has the first and neither of the others; 2.18's
+``tuning.cc``, as XLA's mock of it restates it, and 2.19's have the two others and not the first)."""
+
+
+def _since(version: tuple[int, int] | None, first: tuple[int, int]) -> bool:
+    """Whether ``version`` (None: the newest) is ``first`` or later."""
+    return version is None or version >= first
 
 
 def collnet(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
     """CollNet all-reduce across nodes (the network switch reduces: InfiniBand SHARP), Simple only.
 
     Only when the run enables CollNet (``NCCL_COLLNET_ENABLE=1`` with a SHARP plugin); NCCL does
-    not by default. From NCCL's ``tuning.cc`` (2.4 to 2.28): the bus bandwidth is the channels'
+    not by default. From NCCL's ``tuning.cc`` (2.12 to 2.28): the bus bandwidth is the channels'
     (here the box's and the network's, whichever is lower), halved to an algorithm bandwidth
-    (``ratio .5``, as the tree's); CollNet Chain (2.14+) takes x 0.75; CollNet Direct (2.6+, boxes
-    with an NVSwitch only) divides by the GPU-per-NIC ratio softened (``f = ppn / NICs``,
-    ``f - (f - 1) / 2``) and, from the 2.21 era's table on Hopper and newer, x 0.85. Latency: Direct
-    ``baseLat + 2 (min(1, ppn - 1) x intra hop + (ppn - 1) x arity) + network hop``, Chain
-    ``baseLat + 2 (ppn - 1) x intra hop`` (+ a network hop in the 2.21 era). With NVLink SHARP
-    (Hopper NVSwitch, 2.18+) CollNet also enables NVLS across nodes: the GPU's NVLS rate, capped by
-    the node's NICs, which carry the buffer once each way (the switch reduces), at NVLS's latency
-    plus a network hop.
+    (``ratio .5``, as the tree's); CollNet Chain (2.14+) takes x 0.75 before 2.18; CollNet Direct
+    (2.6+, boxes with an NVSwitch only) divides by the GPU-per-NIC ratio softened (``f = ppn /
+    NICs``, ``f - (f - 1) / 2``) and, from 2.18 on Hopper and newer, x 0.85. Latency: Direct
+    ``baseLat + 2 (min(1, ppn - 1) x intra hop + (ppn - 1) x arity) + network hop`` (arity:
+    :data:`COLLNET_ARITY_s`), Chain ``baseLat + 2 (ppn - 1) x intra hop`` (+ a network hop from
+    2.18). With NVLink SHARP (Hopper NVSwitch, 2.18+) CollNet also enables NVLS across nodes: the
+    GPU's NVLS rate, capped by the node's NICs, which carry the buffer once each way (the switch
+    reduces), at NVLS's latency plus a network hop. Releases before 2.12 (the 2.4 era's table) are
+    priced the same way, which they were not: 2.8's CollNet took x 0.9 with no GPU-per-NIC ratio,
+    no arity latency and no NVSwitch requirement.
     """
     if m.nodes < 2:
         return []
     version, ppn, out = bw.version, m.per_node, []
-    newest = table.first >= (2, 21)
+    revised = _since(version, COLLNET_REVISED)
     busbw = bw.busbw_Bps
     if table.available("collnet_direct", version) and m.transport == "nvswitch":
         f = ppn / max(m.nics, 1)
         f -= (f - 1) / 2
-        direct = busbw / f * (0.85 if newest and m.arch in _HOPPER_ON else 1.0)
-        arity = next(v for first, v in sorted(COLLNET_ARITY_s.items(), reverse=True) if table.first >= first)
+        direct = busbw / f * (0.85 if revised and m.arch in _HOPPER_ON else 1.0)
+        arity = max((first, v) for first, v in COLLNET_ARITY_s.items() if _since(version, first))[1]
         hop = table.hop_latency_s[m.intra_hop]["collnet_direct"]["Simple"]
         latency = table.base_latency_s["collnet_direct"]["Simple"] + _inter_latency(
             table, m, bw, "collnet_direct", "Simple"
@@ -268,8 +280,8 @@ def collnet(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
     if table.available("collnet_chain", version):
         hop = table.hop_latency_s[m.intra_hop]["collnet_chain"]["Simple"]
         latency = table.base_latency_s["collnet_chain"]["Simple"] + 2 * (ppn - 1) * hop
-        latency += _inter_latency(table, m, bw, "collnet_chain", "Simple") if newest else 0.0
-        out.append(("collnet_chain", "Simple", latency, busbw * 0.75 * 0.5))
+        latency += _inter_latency(table, m, bw, "collnet_chain", "Simple") if revised else 0.0
+        out.append(("collnet_chain", "Simple", latency, busbw * (1.0 if revised else 0.75) * 0.5))
     if m.nvls and table.available("nvls_tree", version):
         latency = table.hop_latency_s["nvlink"]["nvls"]["Simple"]
         latency += _inter_latency(table, m, bw, "nvls", "Simple")
