@@ -137,6 +137,21 @@ def test_collnet_enabled_without_a_connection_is_assumed_unused() -> None:
     assert infer_collnet(read_settings(["# nThread 1"]), None) is None
 
 
+def test_a_loaded_sharp_plugin_alone_is_not_collnet() -> None:
+    """NCCL loads HPC-X's SHARP plugin wherever it is installed and prints ``Loaded coll plugin SHARP``
+    whether or not the run enables CollNet (nccl-tests #329, NCCL 2.19.3 in an NGC-based container,
+    no NCCL_COLLNET_ENABLE): the line does not make the run a CollNet one."""
+    lines = [
+        "host:454:454 [0] NCCL INFO NET/Plugin: Loaded net plugin NCCL RDMA Plugin v6 (v6)",
+        "host:454:454 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin_v7 symbol.",
+        "host:454:454 [0] NCCL INFO NET/Plugin: Loaded coll plugin SHARP (v6)",
+    ]
+    fact = infer_collnet(read_settings(lines), None)
+    assert fact is None or fact.value is False
+    enabled = infer_collnet(read_settings([*lines, SETTINGS_LINES[0]]), None)
+    assert enabled is not None and enabled.value is False
+
+
 def test_outside_180_fell_back_and_is_priced_without_collnet() -> None:
     """Outside 180 (4 nodes x 2 A100, SHARP plugin, NCCL_COLLNET_ENABLE=1) prints no CollNet connection
     and its channels run over plain IB: validate assumes CollNet unused, and --collnet changes that."""

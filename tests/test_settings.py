@@ -143,7 +143,7 @@ def test_generic_network_is_refined_without_a_conflict() -> None:
             "collnet",
             False,
         ),
-        ("n:1:1 [0] NCCL INFO NET/Plugin: Loaded coll plugin SHARP (v6)", "collnet", True),
+        ("n:1:1 [0] NCCL INFO rank 0 Connected CollNet", "collnet", True),
     ],
 )
 def test_gdr_nvls_collnet(line: str, fact: str, value: bool) -> None:
