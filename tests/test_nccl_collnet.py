@@ -115,6 +115,23 @@ def test_the_model_offers_collnet_only_when_the_run_enables_it() -> None:
         NcclModel(topology, NcclParams()).predict(problem, algorithms=("collnet_chain",))
 
 
+def test_the_plan_of_nvls_across_nodes_is_the_hierarchical_one() -> None:
+    """NVLS across nodes exists only with CollNet (the IB switch reduces between the nodes' NVSwitch
+    reductions), so its replayed plan is CollNet's, the hierarchical one, not one-box NVLS's direct
+    exchange between every pair of the 32 ranks."""
+    import numpy as np
+
+    from commsim.algorithms.hierarchical import Hierarchical
+    from commsim.nccl.algorithm import Nccl
+
+    topology = get_topology("cluster", box="hgx_h100", nodes=4, nic="ib_ndr")
+    problem = Problem(topology, tuple(topology.gpus), Collective.ALL_REDUCE, 2.0**30)
+    nccl = Nccl({"collnet": True})
+    assert nccl.predict(problem).chosen.algorithm == "nvls"
+    plan, nearest = nccl.plan(problem), Hierarchical().plan(problem)
+    assert np.array_equal(plan.op_src, nearest.op_src) and np.array_equal(plan.op_dst, nearest.op_dst)
+
+
 SETTINGS_LINES = [
     "gpu1:1:1 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 1.",
     "gpu1:1:1 [0] NCCL INFO rank 0 Connected CollNet",

@@ -114,10 +114,10 @@ class Nccl(Algorithm):
                 if not single and machine.per_node * problem.n <= MAX_CHANNEL_RANKS:
                     return node_trees(problem.topology, problem.ranks, machine.transport, problem.nbytes)
                 return Tree({"shape": "double_binary"}).plan(problem)
-            if chosen == "nvls":
+            if chosen == "nvls" and single:
                 return Direct().plan(problem)
-            if chosen.startswith("collnet"):  # the switch reduces, which no schedule can: the nearest plan
-                return Hierarchical().plan(problem)
+            if chosen.startswith("collnet") or chosen == "nvls":  # across nodes only with CollNet: the
+                return Hierarchical().plan(problem)  # switch reduces, which no schedule can; the nearest plan
             if not single:
                 return _node_rings(problem, machine.transport) or Hierarchical().plan(problem)
             return ring_schedule(problem.topology, problem.ranks, machine.transport, problem.nbytes, False)
