@@ -204,3 +204,16 @@ def test_validate_follows_collnet_chain_only_with_collnet(capsys: pytest.Capture
     options = RunOptions(gpu="H100 SXM", algorithms=("collnet_chain",), collnet=True)
     ratios = sorted(1 + row.error for row in validate_file(log, options=options).rows)  # predicted / measured
     assert ratios[len(ratios) // 2] == pytest.approx(1.08, abs=0.005)
+
+
+def test_validate_warns_when_it_prices_nvls_across_nodes() -> None:
+    """Left to choose, the CoreWeave run with --collnet is priced as NVLS across nodes (which only
+    CollNet enables, and which no log validates either): the same warning applies."""
+    from commsim.calibrate.validate import validate_file
+
+    log = "tests/data/nccl-tests/H100-SXM-CoreWeave_all_reduce_96gpu_12node-IB-SHARP_1.txt"
+    validation = validate_file(log, options=RunOptions(gpu="H100 SXM", collnet=True))
+    assert {row.algorithm for row in validation.rows} == {"nvls"}
+    assert any(note.startswith("CollNet is priced with NCCL's own formulas") for note in validation.notes())
+    plain = validate_file(log, options=RunOptions(gpu="H100 SXM"))
+    assert not any("CollNet" in note for note in plain.notes())

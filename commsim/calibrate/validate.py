@@ -99,7 +99,8 @@ def _regime_summary(errors: list[float]) -> dict[str, float | int | None]:
 
 _COLLNET_NOTE = (
     "CollNet is priced with NCCL's own formulas (tuning.cc: the channels' bus bandwidth x 0.5, Chain x 0.75 "
-    "before NCCL 2.18, Direct by the GPU-per-NIC ratio), not validated: the one public SHARP log (CoreWeave, "
+    "before NCCL 2.18, Direct by the GPU-per-NIC ratio; the NVLS across nodes it enables at the GPU's NVLS "
+    "rate capped by the node's NICs), not validated: the one public SHARP log (CoreWeave, "
     "12 x 8 H100, its README's job forcing CollNet Chain, the run's settings not printed) runs a median "
     "1.08x faster than Chain's figure"
 )
@@ -135,11 +136,18 @@ class Validation:
             ),
             None if inference.cuda_graph else host_note(inference.gpus_per_thread, ranks, self.params),
             one_gpu_note(str(gpu.value) if gpu is not None else None, ranks, self.params),
-            _COLLNET_NOTE
-            if inference.collnet and any(r.algorithm.startswith("collnet") for r in self.rows)
-            else None,
+            _COLLNET_NOTE if self._priced_collnet() else None,
         ]
         return [note for note in notes if note]
+
+    def _priced_collnet(self) -> bool:
+        """Whether a row's choice is one only CollNet enables: CollNet Direct or Chain, or NVLS across
+        nodes."""
+        inference = self.inference
+        across = inference.per_node is not None and len(inference.ranks) > inference.per_node
+        return inference.collnet and any(
+            r.algorithm.startswith("collnet") or (across and r.algorithm == "nvls") for r in self.rows
+        )
 
     def verdict(self) -> str:
         """Whether the measurement is what this machine should reach at large sizes.
