@@ -10,9 +10,10 @@ U+FFFD so that one odd byte in an INFO line does not refuse a whole log.
 A log copied from a terminal or a web page carries characters that are
 not nccl-tests' own: :func:`plain_text` removes terminal colour codes (a CI
 or ``kubectl`` log keeps them), decodes HTML character references (a page's
-source escapes mpirun's ``<stdout>`` tags) and turns the typographic spaces a
-web page or chat client puts in place of spaces (no-break, thin, zero-width)
-into plain ones, so the columns split where nccl-tests put them.
+source escapes mpirun's ``<stdout>`` tags; not in XML, whose parser decodes
+its own) and turns the typographic spaces a web page or chat client puts in
+place of spaces (no-break, thin, zero-width) into plain ones, so the columns
+split where nccl-tests put them.
 
 Files commsim writes go through :func:`write_whole`: whole or not at all.
 """
@@ -102,22 +103,22 @@ _HTML_ESCAPED = re.compile(r"&(?:lt|gt|amp|quot|nbsp|#\d+);")
 """An HTML character reference: the text was copied from a page's source (``[1,0]&lt;stdout&gt;:``)."""
 
 
-def plain_text(text: str) -> str:
-    """``text`` without terminal escape sequences or HTML character references, with typographic
-    spaces made ASCII spaces.
+def plain_text(text: str, html_references: bool = True) -> str:
+    """``text`` without terminal escape sequences or HTML character references (unless
+    ``html_references`` is False), with typographic spaces made ASCII spaces.
 
     Line breaks are kept, so line numbers do not change (columns may).
     """
     if "\x1b" in text:
         text = _TERMINAL_CODES.sub("", text)
-    if _HTML_ESCAPED.search(text):
+    if html_references and _HTML_ESCAPED.search(text):
         text = html.unescape(text)
     if not text.isascii():
         text = _ZERO_WIDTH.sub("", _WIDE_SPACES.sub(" ", text))
     return text
 
 
-def read_text_file(path: str | PathLike[str], what: str) -> str:
+def read_text_file(path: str | PathLike[str], what: str, *, markup: bool = False) -> str:
     """Read a text file the user gave, as :func:`decode_text` does, made :func:`plain_text`.
 
     Parameters
@@ -125,6 +126,10 @@ def read_text_file(path: str | PathLike[str], what: str) -> str:
     path : str or path-like
     what : str
         What the file should be, for the message ("nccl-tests log").
+    markup : bool
+        The file is XML, whose character references (``name="R&amp;D"``) its parser decodes: they
+        are kept, not decoded here as a web page's would be (decoding them first would leave a bare
+        ``&`` or ``<`` inside an attribute, which is no longer XML).
 
     Raises
     ------
@@ -143,7 +148,7 @@ def read_text_file(path: str | PathLike[str], what: str) -> str:
         raise ParseError(f"cannot read {what}: {exc.strerror}", source=str(path)) from None
     if len(data) > MAX_TEXT_BYTES:
         raise _too_large(len(data), what, path, more=True)
-    return plain_text(decode_text(data, str(path)))
+    return plain_text(decode_text(data, str(path)), html_references=not markup)
 
 
 def _new_file_mode(target: Path) -> int:

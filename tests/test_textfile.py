@@ -101,3 +101,15 @@ def test_a_tag_output_log_copied_from_a_pages_source_reads_as_the_plain_one(tmp_
     saved.write_text(escaped, encoding="utf-8")
     rows = load_nccl_tests(saved).rows
     assert len(rows) == 32 and rows == load_nccl_tests(log).rows
+
+
+def test_an_xml_files_character_references_are_left_to_its_parser(tmp_path: Path) -> None:
+    """An XML dump whose attributes escape '&' and '<' (``R&amp;D``, ``a &lt; b``) reads with those
+    values: decoding the references before the XML parser (as for a log copied from a page's source)
+    would leave a bare '&' and '<' in the attributes, which is not XML."""
+    from commsim.interop.xmlread import read_xml_file
+
+    path = tmp_path / "topo.xml"
+    path.write_text('<system version="1">\n  <cpu host="R&amp;D" note="a &lt; b"/>\n</system>\n')
+    cpu = read_xml_file(path, "NCCL topology dump").children[0]
+    assert (cpu.attrs["host"], cpu.attrs["note"], cpu.line) == ("R&D", "a < b", 2)

@@ -116,4 +116,4 @@ def parse_xml(text: str, source: str | None = None) -> XmlElement:
 
 def read_xml_file(path: str | PathLike[str], what: str) -> XmlElement:
     """Read and parse an XML file (``what`` names it in messages, e.g. "MSCCL algorithm")."""
-    return parse_xml(read_text_file(path, what), str(Path(path)))
+    return parse_xml(read_text_file(path, what, markup=True), str(Path(path)))
