@@ -26,9 +26,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from commsim.collectives import Collective, needs_root
-from commsim.engine.arrays import sorted_unique
 from commsim.errors import ScheduleError
 from commsim.schedule import Schedule, connection_next
+from commsim.schedule.paths import sorted_unique
 
 __all__ = [
     "RACE_CHECK_LIMIT",
