@@ -99,8 +99,10 @@ _ZERO_WIDTH = re.compile("[\u200b-\u200d\u2060\ufeff]")
 """Zero-width spaces and joiners, and a byte-order mark inside the text (a concatenated file)."""
 
 
-_HTML_ESCAPED = re.compile(r"&(?:lt|gt|amp|quot|nbsp|#\d+);")
-"""An HTML character reference: the text was copied from a page's source (``[1,0]&lt;stdout&gt;:``)."""
+_HTML_ESCAPED = re.compile(r"&(?:lt|gt|amp|quot|apos|nbsp|#\d+|#x[0-9a-fA-F]+);")
+"""An HTML character reference: the text was copied from a page's source (``[1,0]&lt;stdout&gt;:``).
+Only these, each with its semicolon, are decoded (``html.unescape`` would also turn ``&region=`` in a
+URL into ``®ion=``)."""
 
 
 def plain_text(text: str, html_references: bool = True) -> str:
@@ -111,8 +113,8 @@ def plain_text(text: str, html_references: bool = True) -> str:
     """
     if "\x1b" in text:
         text = _TERMINAL_CODES.sub("", text)
-    if html_references and _HTML_ESCAPED.search(text):
-        text = html.unescape(text)
+    if html_references and "&" in text:
+        text = _HTML_ESCAPED.sub(lambda match: html.unescape(match.group(0)), text)
     if not text.isascii():
         text = _ZERO_WIDTH.sub("", _WIDE_SPACES.sub(" ", text))
     return text

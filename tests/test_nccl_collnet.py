@@ -169,6 +169,24 @@ def test_a_loaded_sharp_plugin_alone_is_not_collnet() -> None:
     assert enabled is not None and enabled.value is False
 
 
+def test_only_nccls_last_collnet_line_settles_it() -> None:
+    """NCCL prints ``Connected collnet + chain`` and ``Connected Collnet Chains ...`` before CollNet
+    Direct's setup, which can still fail and turn CollNet off; ``rank N Connected CollNet`` comes once
+    all of it succeeded. A probe for a newer plugin symbol (``Failed to find ncclCollNetPlugin_v7``,
+    then an older one loads) is no evidence either way: with NCCL_COLLNET_ENABLE=1 and no final
+    line, CollNet is assumed off (not known off)."""
+    chain_only = [
+        SETTINGS_LINES[0],
+        "gpu1:1:1 [0] NCCL INFO Connected collnet + chain",
+        "gpu1:1:1 [0] NCCL INFO Connected Collnet Chains  [0] 1->0->-1",
+        "gpu1:1:1 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin_v7 symbol.",
+    ]
+    fact = infer_collnet(read_settings(chain_only), None)
+    assert fact is not None and fact.value is False and fact.assumed
+    done = infer_collnet(read_settings([*chain_only, SETTINGS_LINES[1]]), None)
+    assert done is not None and done.value is True and not done.assumed and done.evidence[0].line == 5
+
+
 def test_outside_180_fell_back_and_is_priced_without_collnet() -> None:
     """Outside 180 (4 nodes x 2 A100, SHARP plugin, NCCL_COLLNET_ENABLE=1) prints no CollNet connection
     and its channels run over plain IB: validate assumes CollNet unused, and --collnet changes that."""

@@ -85,6 +85,8 @@ def test_plain_text_keeps_line_breaks_and_ascii_text() -> None:
     text = "a\x1b[1mb\x1b[0m\n\x1b]0;title\x07c\u2009d\u200b\ne"
     assert plain_text(text) == "ab\nc d\ne"
     assert plain_text("[1,0]&lt;stdout&gt;: #  size\n") == "[1,0]<stdout>: #  size\n"
+    # only references with their semicolon: a URL's '&region=' is not '\u00aeion='
+    assert plain_text("&lt;x&gt; https://a.b/?c=1&region=eu\n") == "<x> https://a.b/?c=1&region=eu\n"
     ascii_log = LOG.read_text(encoding="utf-8")
     assert plain_text(ascii_log) is ascii_log
 

@@ -279,17 +279,19 @@ def infer_collnet(settings: RunSettings, option: bool | None) -> Fact | None:
     """Whether the run used CollNet (the network switch's reduction, InfiniBand SHARP), or None when
     nothing says so (NCCL's default is off: ``NCCL_COLLNET_ENABLE=0``).
 
-    ``--collnet`` wins; then the log's own word: NCCL's ``rank 0 Connected CollNet`` (it ran) or a
-    missing CollNet plugin (it did not). ``NCCL_COLLNET_ENABLE=1`` alone is not enough: without a
-    SHARP plugin and fabric NCCL falls back to its other algorithms (outside log 180 sets it and its
-    channels run over plain IB), so the fact is then assumed off, naming the option.
+    ``--collnet`` wins; then NCCL's ``rank 0 Connected CollNet``, printed once the whole CollNet
+    setup succeeded (``Connected collnet + chain`` comes before Direct's setup, which can still fail
+    and turn CollNet off). A missing plugin does not settle it either way: NCCL probes plugin versions
+    (``Failed to find ncclCollNetPlugin_v7``) before loading an older one. ``NCCL_COLLNET_ENABLE=1``
+    alone is not enough: without a SHARP plugin and fabric NCCL falls back to its other algorithms
+    (outside log 180 sets it and its channels run over plain IB), so the fact is then assumed off,
+    naming the option.
     """
     if option is not None:
         return Fact("collnet", option, (Evidence(option, f"option {COLLNET_OPTION}"),), option=COLLNET_OPTION)
     seen = settings.collnet
-    if seen is not None:
-        note = "NCCL connected CollNet" if seen.value else "NCCL found no CollNet plugin"
-        return Fact("collnet", bool(seen.value), (seen,), option=COLLNET_OPTION, note=note)
+    if seen is not None and seen.value:
+        return Fact("collnet", True, (seen,), option=COLLNET_OPTION, note="NCCL connected CollNet")
     enable = setting(settings, "NCCL_COLLNET_ENABLE")
     if setting_value(enable) == "1":
         assert enable is not None

@@ -197,7 +197,10 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
         # NCCL's 'rank 0 Connected CollNet', 'Connected collnet + chain'. Not 'NET/Plugin: Loaded coll
         # plugin SHARP': NCCL loads HPC-X's SHARP plugin wherever it is installed (NGC containers),
         # whether or not NCCL_COLLNET_ENABLE=1 asks for CollNet (nccl-tests #329 loads it and never sets it)
-        re.compile(r"(?i)\bcollnet\b.*\b(?:connected|enabled|setup done)\b|\bConnected collnet\b"),
+        re.compile(
+            r"(?i)\bcollnet\b.*\b(?:connected|enabled|setup done)\b"
+            r"|\bConnected collnet\b(?!\s*(?:\+|chains?\b))"  # not the chain's lines, before Direct's setup
+        ),
         lambda m: True,
     ),
     (
