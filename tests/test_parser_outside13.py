@@ -6,9 +6,13 @@ and asserts what nccl-tests' own output says the text means.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from commsim.calibrate.parser import parse_nccl_tests
+from commsim.calibrate.infer_layout import InferenceError
+from commsim.calibrate.inference import infer_run
+from commsim.calibrate.parser import load_nccl_tests, parse_nccl_tests
 from commsim.errors import ParseError
 
 # 230: a Python parser for RCCL test output (code-index file id 2381207305), its sample_output: one
@@ -98,3 +102,33 @@ def test_rows_only_send_recv_is_refused_without_pointing_at_collective() -> None
     assert "fits send_recv of any number of ranks" in message
     assert "--collective may settle it" not in message
     assert message.endswith("pass --gpus N")
+
+
+# 242: a Chinese notes page "nccl" (code-index file id 26246150987): one GTX 1660 SUPER under WSL.
+ONE_GTX_1660_SUPER = """\
+# nThread 1 nGpus 1 minBytes 8 maxBytes 8388608 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid  58239 on DESKTOP-P54EAF3 device  0 [0x01] NVIDIA GeForce GTX 1660 SUPER
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     4194304       1048576     float     sum      -1    37.97  110.46    0.00      0     0.15  27962.03    0.00      0
+     8388608       2097152     float     sum      -1    66.97  125.27    0.00      0     0.14  59918.63    0.00      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 0
+"""  # noqa: E501
+
+
+def test_an_unknown_gpu_is_refused_in_one_sentence(tmp_path: Path) -> None:
+    """242: refused as "GPU 'NVIDIA GeForce GTX 1660 SUPER' is not in the catalogue (name 'NVIDIA
+    GeForce GTX 1660 SUPER' is not in the GPU catalogue); give --gpu ...": the parenthesis said the
+    sentence again. It is said once, still naming --gpu."""
+    path = tmp_path / "gtx1660.txt"
+    path.write_text(ONE_GTX_1660_SUPER)
+    with pytest.raises(InferenceError) as refused:
+        infer_run(load_nccl_tests(path), ONE_GTX_1660_SUPER)
+    message = str(refused.value)
+    assert message.count("not in the") == 1
+    assert "give --gpu with a catalogue name" in message

@@ -102,8 +102,9 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[GpuSpec, Fact]:
         raise InferenceError(
             f"the log names its GPUs only as {printed!r} ({why}); give --gpu MODEL", log.source
         )
+    why = f" ({match.why})" if match.candidates else ""  # no candidates: the why repeats the sentence
     raise InferenceError(
-        f"GPU {printed!r} is not in the catalogue ({match.why}); give --gpu with a catalogue name "
+        f"GPU {printed!r} is not in the catalogue{why}; give --gpu with a catalogue name "
         "(`commsim gpus` lists them) or --topology",
         log.source,
     )
