@@ -160,6 +160,27 @@ REFUSED_PLAIN = {
     "227_V100-SXM2-AWS-2node-1gpu-nonMPI-2separate-runs-rank0-twice-headers-only.txt": (
         "but no result row (a line not starting with '#') follows it"
     ),
+    "231_B200-Vultr-HGX-2node-16rank-NDRx8-allreduce-8B-16GiB-rowsonly.txt": "give --gpu ",
+    "232_B200-Vultr-HGX-2node-16rank-NDRx8-allgather-size0rows-16GiB-rowsonly.txt": "give --gpu ",
+    "233_B200-Vultr-HGX-2node-16rank-NDRx8-sendrecv-uint8-sum-16GiB-rowsonly.txt": (
+        "which fits send_recv of any number of ranks"
+    ),
+    "234_B200-Vultr-HGX-1node-8rank-allreduce-8B-16GiB-rowsonly.txt": "give --gpu ",
+    "235_H100-Nebius-mk8s-2node-IB-SkyPilot-allreduce-512MiB-8GiB-rowsonly.txt": "give --gpu ",
+    "236_H100-Nebius-VM-2node-IB-SkyPilot-allreduce-512MiB-8GiB-noinplacewrong-rowsonly.txt": ("give --gpu "),
+    "237_GB200-NVL4-1proc-g4-allreduce-4rows-noDevices-go-test-fixture.txt": "give --gpu ",
+    "240_H100-GCP-A3Mega-Slurm-2node-16rank-TCPXO-allgather-c0-NA-srun-l-prefix.txt": ("give --gpu "),
+    "242_GTX1660SUPER-WSL-1gpu-1rank-NCCL2234-TRACE-allreduce-inplace-0.15us.txt": (
+        "is not in the catalogue"
+    ),
+    "243_A100-40GB-OCI-BM.GPU4.8-2node-2proc-g8-RoCE16x100G-allreduce-10G-1row-grep.txt": ("give --gpu "),
+    "244_unknownGPU-8gpu-AMem-offload-plugin-alltoall-64MiB-1row-interleaved-AMEM-lines.txt": ("give --gpu "),
+    "245_MI300X-OCI-OKE-2node-16rank-rccl-allreduce-2of8-RoCE-rails-1G-16G-rowsonly-RanksGPUs.txt": (
+        "give --gpu "
+    ),
+    "246_MI300X-OCI-OKE-Slurm-2node-16rank-rccl-allreduce-8RoCE-1G-16G-rowsonly-RanksGPUs.txt": (
+        "give --gpu "
+    ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -191,7 +212,9 @@ warning: libnvidia-ml.so.1 missing) before any row. Of the twelfth batch, 216 an
 without device lines (no GPU named; 217's page names none either); 215 and 220 hung before their tables
 (215's socket bootstrap timed out, 220's peer closed its connection); 219's and 221's excerpts end inside
 their only row; 226 (NCCL 1.0) failed before its rows; 227's excerpt ends under its second column header
-(two separate one-rank runs, nccl-tests built without MPI)."""
+(two separate one-rank runs, nccl-tests built without MPI). Of the thirteenth batch, 231, 232, 234-237, 240
+and 243-246 are rows without device lines (no GPU named); 233 is such a send_recv table too, whose rows fit
+send_recv of any rank count; 242's 'GeForce GTX 1660 SUPER' is not in the catalogue."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -220,6 +243,9 @@ UNSETTLED = {
     "221_RTX3090-8gpu-g8-allreduce-1row-cut-excerpt.txt",
     "226_P100-PCIE-8gpu-g8-NCCL10-format2018-bytes-N-op-res-failure-before-rows.txt",
     "227_V100-SXM2-AWS-2node-1gpu-nonMPI-2separate-runs-rank0-twice-headers-only.txt",
+    "236_H100-Nebius-VM-2node-IB-SkyPilot-allreduce-512MiB-8GiB-noinplacewrong-rowsonly.txt",
+    "242_GTX1660SUPER-WSL-1gpu-1rank-NCCL2234-TRACE-allreduce-inplace-0.15us.txt",
+    "244_unknownGPU-8gpu-AMem-offload-plugin-alltoall-64MiB-1row-interleaved-AMEM-lines.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
 77's names only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
@@ -231,7 +257,8 @@ the rank count; 167's unknown GPU is named by no option a user could give; 186's
 4 GPUs and reduce_scatter but not the GPU model; 194's two side-by-side tables need one file per side,
 which no option gives; 208's GPU is named by no option either, 210's prefixed lines and 212's failed run
 are refused whatever is given; 217's page names no GPU; 215, 219-221, 226 and 227 have no result row
-to validate); every other refused log validates with its page's facts."""
+to validate; 236's page does not say whether its VMs ran H100 or H200, nor how many, 244's names no GPU,
+and 242's GTX 1660 SUPER is not catalogued); every other refused log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -265,15 +292,16 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """204 logs (01-138, 150-171, 180-195 and 200-227), each with its provenance lines first and one
+    """221 logs (01-138, 150-171, 180-195, 200-227 and 230-246), each with its provenance lines first and one
     README row; every page fact is for a log, every topology file it names exists, and a refused log is
     either settled by its page or unsettled."""
-    assert len(LOGS) == 204
+    assert len(LOGS) == 221
     assert {int(p.name.split("_")[0]) for p in LOGS} == {
         *range(1, 139),
         *range(150, 172),
         *range(180, 196),
         *range(200, 228),
+        *range(230, 247),
     }
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:

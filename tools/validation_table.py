@@ -584,6 +584,69 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     "216_DGX-H100+DGX-A100-socket-bond100GbE-PROTO-SIMPLE-allreduce-wrong-results-ellipsis-excerpt.txt": (
         RunOptions(gpu="A100 SXM", nodes=2, gpus_per_node=1, nic="tcp_100g"),
         None,
+    ),  # thirteenth batch (probe 13, notes/outside13/REPORT.md's last table: what the pages state)
+    # a Vultr HGX B200 cluster report: 2 nodes x 8 B200, 8 ConnectX-7 NDR per node
+    "231_B200-Vultr-HGX-2node-16rank-NDRx8-allreduce-8B-16GiB-rowsonly.txt": (
+        RunOptions(gpu="B200", nodes=2, gpus_per_node=8, nic="ib_ndr", nics_per_node=8),
+        None,
+    ),
+    "232_B200-Vultr-HGX-2node-16rank-NDRx8-allgather-size0rows-16GiB-rowsonly.txt": (
+        RunOptions(gpu="B200", nodes=2, gpus_per_node=8, nic="ib_ndr", nics_per_node=8),
+        None,
+    ),
+    "233_B200-Vultr-HGX-2node-16rank-NDRx8-sendrecv-uint8-sum-16GiB-rowsonly.txt": (
+        RunOptions(gpu="B200", nodes=2, gpus_per_node=8, nic="ib_ndr", nics_per_node=8),
+        "send_recv",
+    ),
+    # the same report's one-node run
+    "234_B200-Vultr-HGX-1node-8rank-allreduce-8B-16GiB-rowsonly.txt": (
+        RunOptions(gpu="B200", nodes=1, gpus_per_node=8),
+        None,
+    ),
+    # Nebius mk8s, 2 nodes of the gpu-h100-sxm 8-GPU preset, InfiniBand mlx5_0..7
+    "235_H100-Nebius-mk8s-2node-IB-SkyPilot-allreduce-512MiB-8GiB-rowsonly.txt": (
+        RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=8, nic="ib_ndr", nics_per_node=8),
+        None,
+    ),
+    # a GB200 NVL4 capture, one process -g 4 (no NVL4 board in the catalogue: the GPU and count only)
+    "237_GB200-NVL4-1proc-g4-allreduce-4rows-noDevices-go-test-fixture.txt": (
+        RunOptions(gpu="GB200", nodes=1, gpus_per_node=4),
+        None,
+    ),
+    # OCI OKE GB300 across 4 hosts in one IMEX channel: one NVLink domain
+    "238_GB300-OCI-OKE-Slinky-4node-4gpu-IMEX-NCCL2293-allreduce-8M-8G-markdown.txt": (
+        RunOptions(nvlink_domain="shared"),
+        None,
+    ),
+    # 2 OCI BM.GPU.B4.8 (8 A100 40GB) with 16 RDMA VFs; 100 Gb/s RoCE is OCI's shape figure, not the page's
+    "239_A100-SXM4-40GB-OCI-BM.GPU.B4.8-OKE-2node-16rank-RoCE-SRIOV-NCCL2143-allreduce-1G-10G.txt": (
+        RunOptions(nic="roce_100g", nics_per_node=16),
+        None,
+    ),
+    # cluster-toolkit's A3 Mega how-to: 2 a3-megagpu-8g over GPUDirect-TCPXO, all_gather
+    "240_H100-GCP-A3Mega-Slurm-2node-16rank-TCPXO-allgather-c0-NA-srun-l-prefix.txt": (
+        RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=8, nic="tcpxo_200g", nics_per_node=8),
+        "all_gather",
+    ),
+    # a DigitalOcean bare-metal node of 8 H100 (2 used)
+    "241_H100-DigitalOcean-baremetal-1node-g2-allreduce-1K-1G.txt": (
+        RunOptions(board="nvswitch8"),
+        None,
+    ),
+    # 2 OCI BM.GPU4.8 (8 A100 40GB), 16 x 100 Gb/s RoCEv2
+    "243_A100-40GB-OCI-BM.GPU4.8-2node-2proc-g8-RoCE16x100G-allreduce-10G-1row-grep.txt": (
+        RunOptions(gpu="A100 SXM4 40GB", nodes=2, gpus_per_node=8, nic="roce_100g", nics_per_node=16),
+        None,
+    ),
+    # 2 OCI BM.GPU.MI300X.8 over RoCE (400 Gb/s from OCI's shape), NCCL_IB_HCA naming 2 rails
+    "245_MI300X-OCI-OKE-2node-16rank-rccl-allreduce-2of8-RoCE-rails-1G-16G-rowsonly-RanksGPUs.txt": (
+        RunOptions(gpu="MI300X", nodes=2, gpus_per_node=8, nic="roce_400g", nics_per_node=2),
+        None,
+    ),
+    # the same cluster's Slurm re-test with all 8 HCAs
+    "246_MI300X-OCI-OKE-Slurm-2node-16rank-rccl-allreduce-8RoCE-1G-16G-rowsonly-RanksGPUs.txt": (
+        RunOptions(gpu="MI300X", nodes=2, gpus_per_node=8, nic="roce_400g", nics_per_node=8),
+        None,
     ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
