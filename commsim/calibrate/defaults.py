@@ -263,6 +263,7 @@ def transport_note(
     params: NcclParams,
     protocol: str | None = None,
     gpus_per_node: int | None = None,
+    small_sizes: bool = True,
 ) -> str | None:
     """What the model's latency of a network ``transport`` rests on, when it is not NCCL's own table.
 
@@ -270,6 +271,7 @@ def transport_note(
     transport whose overhead ``params`` sets (a calibration). Otherwise a sentence for the user:
     the logs a default overhead is derived from (development logs, or public ones for aws-ofi-nccl's
     RDMA protocol, ``protocol`` ``"rdma"``), or that there is none and NCCL's table stands in.
+    ``small_sizes`` False (the log has no size below 64 KiB) says so instead of pointing at them.
     """
     if transport in (None, "ib"):
         return None
@@ -277,7 +279,10 @@ def transport_note(
     if key in params.transport_latency_s:
         return None
     calibrate = "'commsim calibrate' on this machine's logs fits a latency scale for it"
-    remedy = f"sizes below 64 KiB rest on it; {calibrate}"
+    rests = "sizes below 64 KiB rest on it"
+    if not small_sizes:
+        rests = "this log has no size below 64 KiB, where it counts most"
+    remedy = f"{rests}; {calibrate}"
     if key in DEFAULT_TRANSPORT_LATENCY_s:
         outside = key in OUTSIDE_TRANSPORT_OVERHEAD_LOGS
         logs = (OUTSIDE_TRANSPORT_OVERHEAD_LOGS if outside else TRANSPORT_OVERHEAD_LOGS)[key]

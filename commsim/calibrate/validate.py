@@ -132,7 +132,11 @@ class Validation:
         gpu = inference.facts.get("gpu")
         notes = [
             transport_note(
-                entry.transport if entry else None, self.params, inference.net_protocol, inference.per_node
+                entry.transport if entry else None,
+                self.params,
+                inference.net_protocol,
+                inference.per_node,
+                small_sizes=any(r.nbytes < LATENCY_BOUND_BYTES for r in self.rows),
             ),
             None if inference.cuda_graph else host_note(inference.gpus_per_thread, ranks, self.params),
             one_gpu_note(str(gpu.value) if gpu is not None else None, ranks, self.params),
