@@ -131,3 +131,15 @@ def test_the_fill_counts_beyond_the_scaled_latency() -> None:
     assert fill > 0 and chosen.fill_s == pytest.approx(fill, rel=1e-12)
     bare = 2 * chosen.latency_s + problem.nbytes / chosen.algbw_Bps
     assert chosen.time_s == pytest.approx(bare + fill, rel=1e-12)
+
+
+def test_nvls_across_nodes_fills_three_stages() -> None:
+    """NVLS across nodes (CollNet's, with the network switch reducing): a chunk goes through the box's
+    reduction, up to the switch and back, and the box's broadcast, 3 stages beyond the first. 2 nodes x 8
+    H100 at 1 GiB: 16 channels x 8 heads = 128 operations; the NVLS chunk is 128 KiB (1 GiB is not under
+    64 x 128 x 128 KiB = 1 GiB), a round 16 MiB, at 256 GB/s 65.54 us; the fill is 3 rounds less the
+    43 us of latency, where one box fills one round."""
+    fill = fill_s("nvls", _machine(2), 1024 * MiB, 256e9, 43e-6, (2, 26))
+    assert fill == pytest.approx(3 * 16 * MiB / 256e9 - 43e-6, rel=1e-12)
+    one_box = fill_s("nvls", _machine(1), 1024 * MiB, 256e9, 0.0, (2, 26))
+    assert one_box == pytest.approx(16 * MiB / 256e9, rel=1e-12)

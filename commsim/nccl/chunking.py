@@ -20,8 +20,10 @@ to 2.28; ``src/transport/nvls.cc``):
 - concurrent operations: NVLS channels x NVLS heads (one head per GPU of a
   node); NVLS channels 16 (``NVLS_NCHANNELS``), from 2.27 24 for Blackwell
   in one NVLink domain and 32 across nodes;
-- stages beyond the first: NVLS 1 (reduce, then broadcast), NVLS-tree
-  ``1 + 2 log2(nodes)`` (the network tree's levels up and down between them).
+- stages beyond the first: NVLS 1 (reduce, then broadcast), across nodes
+  (with CollNet) 3 (the network switch's reduction up and its result down
+  between them), NVLS-tree ``1 + 2 log2(nodes)`` (the network tree's levels
+  up and down between them).
 
 A stream's chunk time is ``streams x chunk / algbw`` (the candidate's
 algorithm bandwidth shared by every stream), and never more than the whole
@@ -100,8 +102,8 @@ def fill_s(
     if algorithm not in ("nvls", "nvls_tree") or nbytes <= 0 or not math.isfinite(algbw_Bps):
         return 0.0
     streams = nvls_channels(machine, version) * machine.per_node
-    if algorithm == "nvls":
-        chunk, stages = _nvls_chunk(nbytes, streams), 1.0
+    if algorithm == "nvls":  # across nodes (CollNet's NVLS): up to the network switch and back between
+        chunk, stages = _nvls_chunk(nbytes, streams), (1.0 if machine.nodes == 1 else 3.0)
     else:
         chunk = _nvls_tree_chunk(nbytes, streams, machine.nodes, version)
         stages = 1.0 + 2.0 * math.log2(machine.nodes)
