@@ -58,8 +58,11 @@ def _log(
     """A table with busbw = algbw x ``factor``; ``busbw_off`` adds GB/s to a row's printed busbw.
 
     ``wrong`` is what the out-of-place and in-place ``#wrong`` columns print: ``0`` when checked,
-    ``N/A`` in place for send_recv and all_to_all, ``N/A`` in both with ``-c 0``.
+    ``N/A`` in place for send_recv and all_to_all, ``N/A`` in both with ``-c 0``. The count is
+    per rank (size / 4 / ranks) for a factor below 1, as nccl-tests prints it for all_gather,
+    reduce_scatter and the other (n-1)/n tests, else size / 4.
     """
+    per_rank = ranks if ranks and factor < 1 else 1
     columns = (
         "size count type" + (" redop" if redop is not None else "") + (" root" if root is not None else "")
     )
@@ -73,7 +76,7 @@ def _log(
         busbw = algbw * factor + (busbw_off or {}).get(index, 0.0)
         cells = [f"{us:.2f} {algbw:.2f} {busbw:.2f} {w}" for w in wrong]
         head = (
-            f"{nbytes} {nbytes // 4} float"
+            f"{nbytes} {nbytes // 4 // per_rank} float"
             + (f" {redop}" if redop else "")
             + (f" {root}" if root is not None else "")
         )
@@ -306,13 +309,17 @@ def test_a_file_name_the_table_rules_out_is_not_used(tmp_path: Path) -> None:
 
 
 def test_a_file_name_alone_is_an_assumption(tmp_path: Path) -> None:
-    """Rows of 0.00 GB/s, no redop/root columns, ``-c 0``: the table rules nothing out; the name decides."""
+    """Rows of 0.00 GB/s, no redop/root columns, ``-c 0``: the table rules nothing out; the name decides.
+
+    (The rows print a count of size / 8 = size / (4 B x 2 ranks): a full count, size / 4, would rule
+    out the tests that print a per-rank count.)
+    """
     rows = [
         "# Using devices",
         *_devices(2),
         "#  size count type time algbw busbw #wrong time algbw busbw #wrong",
     ]
-    rows += [f"{n} {n // 4} float 20.00 0.00 0.00 N/A 20.00 0.00 0.00 N/A" for n in (8, 16, 32)]
+    rows += [f"{n} {n // 8} float 20.00 0.00 0.00 N/A 20.00 0.00 0.00 N/A" for n in (8, 16, 32)]
     path = _write(tmp_path, "a10_allreduce.txt", "\n".join(rows) + "\n")
     report = validate_file(path)
     fact = report.inference.facts["collective"]

@@ -39,6 +39,7 @@ class ColumnHeader(NamedTuple):
     names: frozenset[str]
     headerless: bool = False  # the standard layout of rows quoted without their header
     in_place_wrong: bool = True  # an in-place '#wrong' column (a page may drop the last one)
+    per_rank_count: bool = True  # 'count' is common.cu's per-rank count (not the 2017 'bytes N' ms tables)
 
 
 @dataclass

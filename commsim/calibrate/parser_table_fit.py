@@ -55,6 +55,16 @@ gather's and scatter's old headers are not known for every version. A
 ``#wrong`` header that lacks a column was edited (a pasted table) and says
 nothing.
 
+The ``count`` column tells the collectives that print a per-rank count:
+since the 2018 rewrite ``src/common.cu`` prints ``size`` = max(send, receive
+bytes) and ``count`` = the test's ``paramcount``, which all_gather,
+reduce_scatter, all_to_all, gather and scatter set to ``count / nranks``
+(their ``GetCollByteCount``), so their rows print size / (count x type size)
+= n; the others print 1. Rows that all print 1 with 2 or more ranks rule the
+per-rank ones out (:data:`PER_RANK_COUNT`; outside log 218, an A100
+all_reduce of 2 ranks). The 2017 tables (``bytes N``, time in ms) are left
+out: their ``N`` is not known to mean the same.
+
 NCCL older than 2.7.0 has no ``ncclSend``/``ncclRecv`` (NCCL 2.7 release
 notes: point-to-point communication is new), and nccl-tests builds
 sendrecv, alltoall, gather, scatter and hypercube on them: each test's
@@ -73,12 +83,14 @@ from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import COLLECTIVES, NcclTestsRow
 from commsim.calibrate.parser_bandwidth import BUSBW_FACTORS, LEGACY_ALGBW, Measured, legacy_algbw
 from commsim.calibrate.parser_common import ColumnHeader
+from commsim.calibrate.parser_table import TYPE_BYTES
 from commsim.calibrate.parser_table_ranks import RANK_SCALES, informative, ranks_from_bandwidths, ratio_bounds
 
 __all__ = [
     "NEED_COLUMN",
     "NEED_SEND_RECV",
     "NO_IN_PLACE_CHECK",
+    "PER_RANK_COUNT",
     "REDUCING",
     "ROOTED",
     "TABLE",
@@ -91,6 +103,9 @@ __all__ = [
 
 NO_IN_PLACE_CHECK = frozenset({"send_recv", "all_to_all"})
 """Collectives whose nccl-tests print ``N/A`` in the in-place ``#wrong`` column (no in-place check)."""
+
+PER_RANK_COUNT = frozenset({"all_gather", "reduce_scatter", "all_to_all", "gather", "scatter"})
+"""Collectives whose nccl-tests rows print a per-rank count: size / (count x type size) = ranks."""
 
 REDUCING = frozenset({"all_reduce", "reduce_scatter", "reduce", "send_recv"})
 """Collectives whose rows name a reduction (``sum`` ...) in the ``redop`` column; others print ``none``."""
@@ -114,10 +129,11 @@ TABLE_AMBIGUOUS = "result table (ambiguous)"
 
 _FORMULA = {"all_reduce": "2(n-1)/n", **{name: "(n-1)/n" for name in RANK_SCALES if name != "all_reduce"}}
 _SLACK = 1e-9
-_Shown = tuple[set[str], set[int], bool | None, tuple[int, tuple[str, ...], bool] | None]
+_Shown = tuple[set[str], set[int], bool | None, tuple[int, tuple[str, ...], bool] | None, bool]
 """What a table shows beyond its bandwidths: its reductions, its roots, whether the in-place
 results were checked (None: it ruled nothing out) and the missing columns of an old header
-(its line, the columns, whether the rows have no header at all; None: none missing)."""
+(its line, the columns, whether the rows have no header at all; None: none missing) and whether
+size = count x type size ruled out a per-rank-count collective."""
 
 
 class TableFit(NamedTuple):
@@ -205,6 +221,7 @@ def _columns_fit(
     redops = {row.redop for row in rows if row.redop is not None}
     roots = {row.root for row in rows if row.root is not None}
     missing = _missing_columns(header)
+    full_count = _full_count(rows, header) and (ranks if ranks is not None else at_least) >= 2
     fitting = tuple(
         name
         for name in COLLECTIVES
@@ -213,12 +230,23 @@ def _columns_fit(
         and _root_fits(name, roots)
         and not any(name in NEED_COLUMN[column] for column in missing)
     )
+    per_rank_out = full_count and any(name in PER_RANK_COUNT for name in fitting)
+    fitting = tuple(name for name in fitting if not (per_rank_out and name in PER_RANK_COUNT))
     checked = in_place_checked(rows, header)
     candidates = tuple(n for n in fitting if checked is None or checked != (n in NO_IN_PLACE_CHECK))
     if candidates == fitting:
         checked = None  # the in-place column decided nothing: left out of the text
     absent = (header.line, missing, header.headerless) if header is not None and missing else None
-    return candidates, (redops, roots, checked, absent)
+    return candidates, (redops, roots, checked, absent, per_rank_out)
+
+
+def _full_count(rows: Sequence[NcclTestsRow], header: ColumnHeader | None) -> bool:
+    """Whether every row with a count prints size = count x type size (not a per-rank count), in a
+    format whose count column is ``src/common.cu``'s (not the 2017 ``bytes N`` tables)."""
+    if header is not None and not header.per_rank_count:
+        return False
+    counted = [row for row in rows if row.count > 0 and row.dtype.lower() in TYPE_BYTES]
+    return bool(counted) and all(row.nbytes == row.count * TYPE_BYTES[row.dtype.lower()] for row in counted)
 
 
 def _legacy_note(candidates: tuple[str, ...], pairs: list[Measured], ranks: int | None, old: bool) -> str:
@@ -339,7 +367,7 @@ def _describe(
     candidates: tuple[str, ...],
 ) -> str:
     """``busbw/algbw 1.75 with 8 ranks (device list), redop sum, root -1: only all_reduce fits``."""
-    redops, roots, checked, absent = columns
+    redops, roots, checked, absent, per_rank_out = columns
     ranks, at_least, ranks_how = rank_facts
     parts = []
     if pairs:
@@ -363,6 +391,8 @@ def _describe(
             else (f"column in the old-format column header (line {line})")
         )
         parts.append(f"no {' or '.join(missing)} {where}")
+    if per_rank_out:
+        parts.append("size = count x type size (all_gather, reduce_scatter ... print a per-rank count)")
     if checked is not None:
         parts.append(
             "in-place #wrong counted (send_recv and all_to_all print N/A there)"

@@ -152,7 +152,9 @@ class TextReader:
             self.layout = read_layout(number, text.lstrip("#").split(), self._fail)
             names = frozenset(column.name for column in self.layout.columns)
             in_place_wrong = self.layout.has("ip", "wrong") or not self.layout.has("ip", "time")
-            self.data.column_header = ColumnHeader(number, names, in_place_wrong=in_place_wrong)
+            self.data.column_header = ColumnHeader(
+                number, names, in_place_wrong=in_place_wrong, per_rank_count=self.layout.time_per_s != 1e3
+            )
             self.in_table, self.last_row = True, None
         elif not text.startswith("#"):
             self._table_line(number, text, text.split())
@@ -395,7 +397,9 @@ class TextReader:
         layout, how = headerless_layout(rows, self.units_per_s, self._fail)
         self.layout = layout
         names = frozenset(column.name for column in layout.columns)
-        self.data.column_header = ColumnHeader(rows[0][0], names, headerless=True)
+        self.data.column_header = ColumnHeader(
+            rows[0][0], names, headerless=True, per_rank_count=layout.time_per_s != 1e3
+        )
         for number, tokens in rows:
             read = self._headerless_row(number, tokens, layout, last=number == rows[-1][0])
             if read is not None:

@@ -1,0 +1,57 @@
+"""Public nccl-tests logs of out-of-sample probe 14 (notes/outside14) the reader got wrong.
+
+Each test holds a real excerpt inline (its source in the comment above it) and asserts what
+nccl-tests' own output says the text means.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from commsim.calibrate.validate import validate_file
+from commsim.errors import ParseError
+
+# Outside log 218: NVIDIA/nccl issue 583 (elevenxiang, 2021), 2 x A100-SXM4-40GB in one process,
+# posted without the lines' '#'. Its rows print size = count x 4 B (32 B = 8 floats): the count of
+# the whole buffer, which nccl-tests' common.cu prints for all_reduce, reduce, broadcast and
+# send_recv; all_gather, reduce_scatter, all_to_all, gather and scatter print count / nranks, so
+# their rows of 2 ranks would print size = 2 x count x 4 B.
+A100_TWO_RANKS_FULL_COUNT = """\
+nThread 1 nGpus 2 minBytes 32 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+
+Using devices
+  Rank  0 Pid 1533050 on AI-A100-Beethoven01 device  0 [0x00] NVIDIA A100-SXM4-40GB
+  Rank  1 Pid 1533050 on AI-A100-Beethoven01 device  1 [0x00] NVIDIA A100-SXM4-40GB
+
+                                                       out-of-place                       in-place
+       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+          32             8     float     sum    10.14    0.00    0.00  0e+00    10.21    0.00    0.00  0e+00
+          64            16     float     sum    10.14    0.01    0.01  0e+00    10.31    0.01    0.01  0e+00
+"""
+
+
+def test_a_full_count_of_two_ranks_rules_out_the_per_rank_count_tests(tmp_path: Path) -> None:
+    """Before: "all_reduce, reduce_scatter and send_recv fit"; reduce_scatter of 2 ranks would
+    print count 4 beside 32 B (32 / (2 x 4 B)), not 8."""
+    path = tmp_path / "x.txt"
+    path.write_text(A100_TWO_RANKS_FULL_COUNT)
+    with pytest.raises(ParseError) as raised:
+        validate_file(path)
+    message = str(raised.value)
+    assert "size = count x type size" in message
+    assert "all_reduce and send_recv fit; give --collective all_reduce or --collective send_recv" in message
+
+
+def test_a_per_rank_count_keeps_reduce_scatter(tmp_path: Path) -> None:
+    """The same rows with count = size / (2 ranks x 4 B) leave reduce_scatter in (busbw = algbw
+    as nccl-tests printed it before June 2020)."""
+    text = A100_TWO_RANKS_FULL_COUNT.replace("   8     float", "   4     float").replace(
+        "  16     float", "   8     float"
+    )
+    path = tmp_path / "x.txt"
+    path.write_text(text)
+    with pytest.raises(ParseError, match="all_reduce, reduce_scatter and send_recv fit"):
+        validate_file(path)
