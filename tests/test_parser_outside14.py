@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from commsim.calibrate.parser import load_nccl_tests
 from commsim.calibrate.validate import validate_file
 from commsim.errors import ParseError
 
@@ -55,3 +56,50 @@ def test_a_per_rank_count_keeps_reduce_scatter(tmp_path: Path) -> None:
     path.write_text(text)
     with pytest.raises(ParseError, match="all_reduce, reduce_scatter and send_recv fit"):
         validate_file(path)
+
+
+# 256: Chinese server-setup notes (code index id 34568999262) quote the output of
+# 'all_reduce_perf -b 8 -e 128M -f 2 -g 8' on 8 GeForce RTX 2080 Ti as a Markdown block quote:
+# every line starts with '> '. (Rows kept: the first, two middle and the last of 25.)
+QUOTED_2080TI = """\
+测试结果会返回
+
+> ```
+> # nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+> #
+> # Using devices
+> #   Rank  0 Pid  12164 on   jungpu30 device  0 [0x1a] GeForce RTX 2080 Ti
+> #   Rank  1 Pid  12164 on   jungpu30 device  1 [0x1b] GeForce RTX 2080 Ti
+> #   Rank  2 Pid  12164 on   jungpu30 device  2 [0x3d] GeForce RTX 2080 Ti
+> #   Rank  3 Pid  12164 on   jungpu30 device  3 [0x3e] GeForce RTX 2080 Ti
+> #   Rank  4 Pid  12164 on   jungpu30 device  4 [0x88] GeForce RTX 2080 Ti
+> #   Rank  5 Pid  12164 on   jungpu30 device  5 [0x89] GeForce RTX 2080 Ti
+> #   Rank  6 Pid  12164 on   jungpu30 device  6 [0xb1] GeForce RTX 2080 Ti
+> #   Rank  7 Pid  12164 on   jungpu30 device  7 [0xb2] GeForce RTX 2080 Ti
+> #
+> #                                                     out-of-place                       in-place
+> #       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+> #        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+>            8             2   float     sum    35.93    0.00    0.00  1e-07    35.72    0.00    0.00  1e-07
+>       524288        131072   float     sum    325.5    1.61    2.82  2e-07    325.4    1.61    2.82  2e-07
+>      1048576        262144   float     sum    615.4    1.70    2.98  2e-07    613.0    1.71    2.99  2e-07
+>    134217728      33554432   float     sum    95470    1.41    2.46  2e-07    95477    1.41    2.46  2e-07
+> # Out of bounds values : 0 OK
+> # Avg bus bandwidth    : 1.20304
+> #
+> ```
+"""
+
+
+def test_a_markdown_block_quote_is_read_like_a_launcher_prefix(tmp_path: Path) -> None:
+    """Before: "no result rows found: ... its lines start with '>', which is not a launcher prefix".
+    The quote marks go; the table is nccl-tests' own: 4 rows, 8 ranks of one host, all_reduce
+    (busbw/algbw 2.98/1.70 = 1.75 = 2 x 7/8), the 128 MiB row 95470 us out of place."""
+    path = tmp_path / "x.txt"
+    path.write_text(QUOTED_2080TI)
+    log = load_nccl_tests(path)
+    assert [row.nbytes for row in log.rows] == [8, 524288, 1048576, 134217728]
+    assert log.rows[-1].oop_time_s == pytest.approx(95470e-6)
+    assert len(log.devices) == 8
+    assert {device.host for device in log.devices} == {"jungpu30"}
+    assert validate_file(path).collective == "all_reduce"

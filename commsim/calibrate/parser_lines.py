@@ -4,8 +4,9 @@
 Launchers put a prefix before each line (``mpirun --tag-output``'s
 ``[1,15]<stdout>:``, ``srun --label``'s ``15:``, ``mpiexec -prepend-rank``'s
 ``[15]``, a time stamp, Ray's worker prefix ``(<actor or task> pid=N, ip=...)``
-as SkyPilot writes it, ``(head, rank=0, pid=3808)``): it is removed and the
-rank it names kept. NCCL's debug lines start ``host:pid:tid [dev] NCCL INFO``;
+as SkyPilot writes it, ``(head, rank=0, pid=3808)``) and Markdown quotes a
+pasted log with ``> ``: it is removed and the rank a launcher names kept.
+NCCL's debug lines start ``host:pid:tid [dev] NCCL INFO``;
 quoted without their ``host:pid:tid`` (``[1] NCCL INFO Channel 00/0 ...``)
 the bracket is the CUDA device, not a launcher's rank.
 """
@@ -33,6 +34,8 @@ _PREFIXES = (
     # names its node rank, a lower bound on the process ranks, like the others.
     re.compile(r"^\s*\((?=[^()]*\bpid=\d+)(?:[^()]*?\brank=(?P<rank>\d+))?[^()]*\)(?:[ \t]|$)"),
     re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"),
+    # a Markdown block quote ('> '): notes and issue replies quote pasted output so (probe 14's 256)
+    re.compile(r"^\s*>(?:[ \t]|$)"),
 )
 
 
