@@ -103,3 +103,46 @@ def test_a_markdown_block_quote_is_read_like_a_launcher_prefix(tmp_path: Path) -
     assert len(log.devices) == 8
     assert {device.host for device in log.devices} == {"jungpu30"}
     assert validate_file(path).collective == "all_reduce"
+
+
+# 257: CoreWeave's nccl-tests README (code index id 28231401859) shows ranks 0-4 of its MPIJob's device
+# list, then '...'; busbw/algbw 115.64 / 59.68 = 1.9377 is 2 x 31/32 (32 ranks) on every large row.
+# (SHARP lines dropped; rows kept: the first and the four largest.)
+CUT_DEVICE_LIST = """\
+# nThread 1 nGpus 1 minBytes 4 maxBytes 2147483648 step: 2(factor) warmup iters: 50 iters: 50 validation: 1
+#
+# Using devices
+#   Rank  0 Pid     33 on nccl-test-128-worker-0 device  0 [0x27] NVIDIA A100-SXM4-80GB
+#   Rank  1 Pid     34 on nccl-test-128-worker-0 device  1 [0x2a] NVIDIA A100-SXM4-80GB
+#   Rank  2 Pid     35 on nccl-test-128-worker-0 device  2 [0x51] NVIDIA A100-SXM4-80GB
+#   Rank  3 Pid     36 on nccl-test-128-worker-0 device  3 [0x57] NVIDIA A100-SXM4-80GB
+#   Rank  4 Pid     37 on nccl-test-128-worker-0 device  4 [0x9e] NVIDIA A100-SXM4-80GB
+...
+#
+#                                                       out-of-place                       in-place
+#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+           8             2     float     sum    58.23    0.00    0.00  0e+00    56.02    0.00    0.00  0e+00
+  1073741824     268435456     float     sum    18266   58.78  113.89  5e-07    18301   58.67  113.68  5e-07
+  2147483648     536870912     float     sum    36391   59.01  114.34  5e-07    36710   58.50  113.34  5e-07
+  4294967296    1073741824     float     sum    72501   59.24  114.78  5e-07    72344   59.37  115.03  5e-07
+  8589934592    2147483648     float     sum   143927   59.68  115.64  5e-07   143961   59.67  115.61  5e-07
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 37.7108
+#
+"""
+
+
+def test_a_cut_device_list_no_collective_fits_gives_way_to_the_rows(tmp_path: Path) -> None:
+    """Before: "busbw/algbw 1.94 with 5 ranks (device list) ...: no collective fits every row; give
+    --collective NAME". 2(n-1)/n = 1.9375 needs n = 32 (1.6 at 5 ranks; no other factor exceeds 1),
+    so the list is a lower bound: all_reduce of 32 ranks, the list called cut."""
+    path = tmp_path / "x.txt"
+    path.write_text(CUT_DEVICE_LIST)
+    log = validate_file(path).log
+    assert log.collective == "all_reduce"
+    assert log.n_ranks == 32
+    (evidence,) = [e for e in log.collective_evidence if e.source == "result table"]
+    assert evidence.text is not None and evidence.text.endswith(
+        "no collective fits the device list's 5 ranks: the list looks cut"
+    )

@@ -15,12 +15,13 @@ first, so ``allreduce`` is never read as ``reduce``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import PurePath
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import NcclTestsRow, normalise_collective
 from commsim.calibrate.parser_bandwidth import Measured
-from commsim.calibrate.parser_common import ColumnHeader
+from commsim.calibrate.parser_common import CUT_LIST, ColumnHeader
 from commsim.calibrate.parser_names import collectives_in_name
 from commsim.calibrate.parser_ranks import EXACT_SOURCES
 from commsim.calibrate.parser_table_fit import (
@@ -96,7 +97,7 @@ def decide_collective(
     fit = (
         None
         if binary is not None
-        else table_fit(rows, measured, *_rank_facts(rank_evidence), header, nccl_version)
+        else _fit_past_cut_list(rows, measured, rank_evidence, header, nccl_version)
     )
     table = fit.evidence if fit is not None else None
     named = collectives_in_name(name_hint) if name_hint else []
@@ -164,6 +165,31 @@ def _by_file_name(
         chosen = Evidence(inside[0], FILE_NAME, None, by_name.text) if len(inside) == 1 else None
     cited = by_name if len(named) == 1 or (named and chosen is None) else None
     return chosen, cited
+
+
+def _fit_past_cut_list(
+    rows: Sequence[NcclTestsRow],
+    measured: Sequence[Measured],
+    rank_evidence: Sequence[Evidence],
+    header: ColumnHeader | None,
+    nccl_version: tuple[str, str] | None,
+) -> TableFit:
+    """The table's fit, read past a device list no collective fits.
+
+    nccl-tests prints one device line per rank, so a list shorter than the communicator was cut
+    (probe 14's 257: a README keeps ranks 0-4 of a 32-rank all_reduce, then '...'; busbw/algbw
+    1.9375 = 2 x 31/32). When no collective's factor fits the list's count, the rows are fitted
+    with the list as a lower bound only, and the evidence says the list looks cut.
+    """
+    ranks, at_least, how = _rank_facts(rank_evidence)
+    fit = table_fit(rows, measured, ranks, at_least, how, header, nccl_version)
+    if fit.candidates or how != "device list" or ranks is None:
+        return fit
+    retry = table_fit(rows, measured, None, ranks, "", header, nccl_version)
+    if not retry.candidates or retry.evidence is None:
+        return fit
+    cut = f"; no collective fits the device list's {ranks} ranks: {CUT_LIST}"
+    return retry._replace(evidence=replace(retry.evidence, text=f"{retry.evidence.text}{cut}"))
 
 
 def _rank_facts(rank_evidence: Sequence[Evidence]) -> tuple[int | None, int, str]:

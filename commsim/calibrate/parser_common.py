@@ -23,7 +23,10 @@ from commsim.calibrate.parser_command import TestsCommand, command_evidence, rea
 from commsim.calibrate.settings import RunSettings, split_mask
 from commsim.errors import ParseError
 
-__all__ = ["ColumnHeader", "RunData", "finish_log", "split_warnings"]
+__all__ = ["CUT_LIST", "ColumnHeader", "RunData", "finish_log", "split_warnings"]
+
+CUT_LIST = "the list looks cut"
+"""Said by the table's collective evidence when no collective fits the device list's rank count."""
 
 
 class ColumnHeader(NamedTuple):
@@ -99,10 +102,16 @@ def finish_log(
     named = _resolve_collective(collective, data.program, warnings)
     devices = unique_devices(data.devices, warnings)
     command = read_command(data.command, data.command_line) if data.command else None
-    ranks, evidence = _count_ranks(data, named, n_ranks, devices, command, warnings)
+    counted: list[str] = []
+    ranks, evidence = _count_ranks(data, named, n_ranks, devices, command, counted)
+    at = len(warnings)
     name, collective_evidence = _which_collective(
         data, collective, evidence, name_hint, nccl_version, warnings
     )
+    if named is None and name is not None and any(CUT_LIST in (e.text or "") for e in collective_evidence):
+        counted = []  # the rows' collective outweighs the cut list's count (probe 14's 257)
+        ranks, evidence = _count_ranks(data, name, n_ranks, devices, command, counted)
+    warnings[at:at] = counted  # where the count's warnings always stood
     warnings += _check_warnings(data, name, ranks)
     complete = _complete(devices, ranks) and all(d.host for d in devices)
     hosts = list(dict.fromkeys(d.host for d in devices if d.host))
