@@ -296,8 +296,9 @@ def infer_collnet(settings: RunSettings, option: bool | None) -> Fact | None:
     if setting_value(enable) == "1":
         assert enable is not None
         note = (
-            "the log sets NCCL_COLLNET_ENABLE=1 but shows no 'Connected CollNet' line: without a SHARP "
-            "plugin and fabric NCCL falls back to ring and tree, so CollNet is assumed unused"
+            "the log sets NCCL_COLLNET_ENABLE=1 but shows no NCCL 'Connected CollNet' line (NCCL_DEBUG=INFO "
+            "prints it once CollNet is set up; without a working SHARP plugin and fabric NCCL falls back to "
+            "ring and tree), so CollNet is assumed unused"
         )
         return Fact("collnet", False, (enable,), assumed=True, option=COLLNET_OPTION, note=note)
     return None
