@@ -369,7 +369,7 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         None,
     ),
     "123_V100-SXM2-16GB-ABCI-Vnode-4node-16rank-broadcast-NCCL284-declining.txt": (_NCCL284, None),
-    # eighth batch (probe 8, notes/outside8/REPORT.md's "facts given")
+    # eighth batch (probe 8: the facts its pages give)
     # "2-node cluster with 16x H200 GPUs (8 per node)", the yaml's all_gather test
     "125_H200-GKE-a3ultra-2node-16rank-allgather-gIB-RDMA-skypilot-rayprefix-tagoutput.txt": (
         RunOptions(gpu="H200 SXM", nodes=2, gpus_per_node=8),
@@ -438,7 +438,7 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(gpu="H100 SXM", nodes=2, gpus_per_node=8, nic="tcpx_200g", nics_per_node=4),
         None,
     ),
-    # ninth batch (probe 9, notes/outside9/REPORT.md's "facts given": what the issue threads state)
+    # ninth batch (probe 9: what the issue threads state)
     # (150, 156, 157 and 162 are refused with their threads' facts too: UNSETTLED in test_outside_logs.py)
     # GKE A3 High (a3-highgpu-8g: 8 H100, GPUDirect-TCPX over 4 x 200 Gb/s), the toolkit's all_gather test
     "151_H100-GKE-A3High-2node-16rank-allgather-TCPX-1to64MiB-NA-wrong.txt": (
@@ -500,7 +500,7 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(gpu="RTX 2080 Ti", nodes=1),
         None,
     ),
-    # tenth batch (probe 10, notes/outside10/rerun.sh: what the sources state; 187, 188, 190, 193-195 state
+    # tenth batch (probe 10: what the sources state; 187, 188, 190, 193-195 state
     # nothing the logs do not print; 186 is refused with its thread's facts too: UNSETTLED in
     # test_outside_logs.py)
     # 4 nodes x 2 A100-SXM4-80GB of 8-GPU NV12 boards, ConnectX-6 HDR InfiniBand
@@ -574,7 +574,7 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(nic="roce_200g"),
         None,
     ),
-    # twelfth batch (probe 12, notes/outside12/REPORT.md's last table: what the pages state)
+    # twelfth batch (probe 12: what the pages state)
     # two A3 Ultra pods, one H200 and one RDMA NIC each (ib_write_bw 381 Gb/s over RoCE)
     "214_H200-GKE-A3Ultra-2pod-1gpu-1NIC-dranet-gIB-allgather-NCCL2251.txt": (
         RunOptions(nic="roce_400g", nics_per_node=1),
@@ -584,7 +584,7 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     "216_DGX-H100+DGX-A100-socket-bond100GbE-PROTO-SIMPLE-allreduce-wrong-results-ellipsis-excerpt.txt": (
         RunOptions(gpu="A100 SXM", nodes=2, gpus_per_node=1, nic="tcp_100g"),
         None,
-    ),  # thirteenth batch (probe 13, notes/outside13/REPORT.md's last table: what the pages state)
+    ),  # thirteenth batch (probe 13: what the pages state)
     # a Vultr HGX B200 cluster report: 2 nodes x 8 B200, 8 ConnectX-7 NDR per node
     "231_B200-Vultr-HGX-2node-16rank-NDRx8-allreduce-8B-16GiB-rowsonly.txt": (
         RunOptions(gpu="B200", nodes=2, gpus_per_node=8, nic="ib_ndr", nics_per_node=8),
@@ -646,6 +646,25 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     # the same cluster's Slurm re-test with all 8 HCAs
     "246_MI300X-OCI-OKE-Slurm-2node-16rank-rccl-allreduce-8RoCE-1G-16G-rowsonly-RanksGPUs.txt": (
         RunOptions(gpu="MI300X", nodes=2, gpus_per_node=8, nic="roce_400g", nics_per_node=8),
+        None,
+    ),  # fourteenth batch (probe 14: what the pages state)
+    # a GPU P2P kernel-module fork's README: P2P on, NCCL_P2P_LEVEL=SYS
+    "252_RTX5090-crazy-8gpu-g8-P2Pmodule-P2PLEVELSYS-allreduce-nofooter.txt": (
+        RunOptions(p2p=True),
+        None,
+    ),
+    # an NVIDIA/nccl issue thread, posted after trying NCCL 2.26.2
+    "253_RTX5090-GENOA01-4gpu-g4-allreduce-NCCL2262-issue.txt": (
+        RunOptions(nccl_version="2.26.2"),
+        None,
+    ),
+    "254_RTX5090-GENOA01-1rank-alltoall-32MiB-inplace-0.78us-issue.txt": (
+        RunOptions(nccl_version="2.26.2"),
+        None,
+    ),
+    # ABCI's 'Using SHARP' page loads the nccl/2.8 module (its network is not on the page)
+    "255_A100SXM4-40GB-ABCI-2node-16rank-SHARP-CollNet-oldformat-allreduce-snip.txt": (
+        RunOptions(nccl_version="2.8"),
         None,
     ),
 }
