@@ -262,7 +262,7 @@ def test_collinear_columns_are_refused() -> None:
     the second is dropped, naming the first (condition number of the two unit columns is infinite)."""
     import numpy as np
 
-    from commsim.calibrate.fit import _select
+    from commsim.calibrate.fit_select import select as _select
 
     J = np.array([[1.0, 2.0, 0.0], [2.0, 4.0, 1.0], [3.0, 6.0, 0.5]])
     kept, dropped = _select(J, ["latency_scale", "launch_s", "efficiency.pcie"], [])

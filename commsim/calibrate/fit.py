@@ -28,7 +28,8 @@ fit on the others (leave one file out, :attr:`Calibration.out_of_sample`):
 the error a new log of the same machine should expect, where the in-sample
 error only says how well the parameters bend to the logs they came from.
 
-A parameter is only fitted if the data can determine it. Before fitting,
+A parameter is only fitted if the data can determine it
+(:mod:`commsim.calibrate.fit_select`). Before fitting,
 the Jacobian at the starting point decides: a parameter no predicted time
 depends on (``nvls_efficiency`` on an A100 box, ``shm_efficiency`` on an
 NVLink machine) is dropped, and so is one whose column is nearly a
@@ -76,12 +77,20 @@ import numpy as np
 
 from commsim.calibrate.calibration import Calibration, Residual
 from commsim.calibrate.fit_checks import check_one_machine, implausible, machine_key
-from commsim.calibrate.fit_problem import Case, Problem, get_value, solve, value_text
+from commsim.calibrate.fit_problem import Case, Problem, solve, value_text
+from commsim.calibrate.fit_select import (
+    CONDITION_LIMIT,
+    SENSITIVITY_FLOOR,
+    UNDETERMINED,
+    bound_notes,
+    least_determined,
+    parameter_sigmas,
+    select,
+)
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.validate import Validation, error_summary, validate_log
 from commsim.collectives import get_collective
 from commsim.errors import CalibrationError, UnknownNameError
-from commsim.nccl.machine import analyse
 from commsim.nccl.model import NcclModel
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
 from commsim.topology.linkkinds import FAMILIES, LINK_KINDS
@@ -113,16 +122,10 @@ FITTABLE: tuple[str, ...] = (
 )
 """Every parameter :func:`fit` can fit, in the order it considers them."""
 
-SENSITIVITY_FLOOR = 1e-4
-"""A parameter whose 1 % change moves no predicted time by 1e-4 % has no sensitivity."""
-CONDITION_LIMIT = 100.0
-"""Largest condition number of the column-normalised Jacobian of the fitted parameters."""
 NOISE_RATIO = 1.2
 """A size measured this many times slower than the next larger size is noise and left out of a fit:
 moving more bytes never takes less time, so such a row is a preempted iteration or a first-call
 cost, and least squares would bend physical parameters towards it."""
-UNDETERMINED = 1.0
-"""A fitted parameter whose relative 1-sigma uncertainty exceeds this (100 %) is not determined."""
 
 
 def case_of(
@@ -175,49 +178,6 @@ def _unique_keys(cases: list[Case]) -> list[Case]:
     return out
 
 
-def _insensitive_reason(name: str, cases: list[Case]) -> str:
-    machines = [analyse(c.topology, c.ranks) for c in cases]
-    if name == "nvls_efficiency":
-        if not any(m.nvls for m in machines):
-            return (
-                "no log runs where NCCL can use NVLink SHARP (NVLS needs an NVSwitch box with Hopper "
-                "or newer GPUs)"
-            )
-        return "NVLS is NCCL's choice at none of these sizes (it only serves large all-reduces)"
-    if name == "shm_efficiency":
-        if not any(m.transport == "shm" for m in machines):
-            return "no log uses host-memory (SHM) transport: every machine has GPU peer-to-peer"
-        return "no predicted time depends on it"
-    if name.startswith("efficiency."):
-        family = name.split(".", 1)[1]
-        return f"no {family} link limits the bandwidth NCCL reaches in these logs"
-    return "no predicted time depends on it"
-
-
-def _select(J: np.ndarray, names: list[str], cases: list[Case]) -> tuple[list[int], dict[str, str]]:
-    """Indices of the columns the data determine, and why the others are dropped."""
-    kept: list[int] = []
-    dropped: dict[str, str] = {}
-    norms = np.linalg.norm(J, axis=0)
-    for i, name in enumerate(names):
-        if float(np.max(np.abs(J[:, i]), initial=0.0)) < SENSITIVITY_FLOOR:
-            dropped[name] = _insensitive_reason(name, cases)
-            continue
-        trial = [*kept, i]
-        unit = J[:, trial] / norms[trial]
-        _, singular, vt = np.linalg.svd(unit, full_matrices=False)
-        condition = float(singular[0] / singular[-1]) if singular[-1] > 0 else math.inf
-        if condition > CONDITION_LIMIT:
-            partners = [names[j] for j, weight in zip(trial, vt[-1]) if j != i and abs(weight) > 0.1]
-            dropped[name] = (
-                f"indistinguishable from {', '.join(partners)} in these logs (condition number "
-                f"{condition:.3g} > {CONDITION_LIMIT:g} with it)"
-            )
-            continue
-        kept.append(i)
-    return kept, dropped
-
-
 def _check_request(requested: list[str] | None) -> list[str]:
     if requested is None:
         return list(FITTABLE)
@@ -225,16 +185,6 @@ def _check_request(requested: list[str] | None) -> list[str]:
         if name not in FITTABLE:
             raise UnknownNameError("fittable parameter", name, FITTABLE)
     return [name for name in FITTABLE if name in set(requested)]
-
-
-def _log_sigmas(J: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """1-sigma of each log-parameter, ``sqrt(diag(s^2 (J^T J)^-1))``; inf where no time depends on it."""
-    sensitive = np.max(np.abs(J), axis=0, initial=0.0) >= SENSITIVITY_FLOOR
-    sigmas = np.full(J.shape[1], math.inf)
-    columns = J[:, sensitive]
-    variance = float(r @ r) / (len(r) - J.shape[1])
-    sigmas[sensitive] = np.sqrt(np.maximum(np.diag(variance * np.linalg.pinv(columns.T @ columns)), 0.0))
-    return sigmas
 
 
 def fit(
@@ -304,13 +254,13 @@ def fit(
         _check_rows(rows, candidates)
     everything = Problem(cases, base, candidates)
     theta0 = everything.start()
-    kept, dropped = _select(everything.jacobian(theta0, everything.residuals(theta0)), candidates, cases)
+    kept, dropped = select(everything.jacobian(theta0, everything.residuals(theta0)), candidates, cases)
     if fit is not None and dropped:
         raise CalibrationError("cannot fit " + "; ".join(f"{n}: {why}" for n, why in dropped.items()))
     names = [candidates[i] for i in kept]
     _check_rows(rows, names)
     problem, theta, r, log_sigmas = _fit_determined(cases, base, names, dropped, fit is not None, rows)
-    notes = _notes(problem, everything, theta, log_sigmas, dropped)
+    notes = bound_notes(problem, everything, theta, log_sigmas, dropped)
     notes += _pooled_note(cases) + _noise_notes(cases)
     before = Problem(cases, base, []).residuals(np.zeros(0))
     calibration = _calibration(problem, theta, r, log_sigmas, before, dropped, notes, problem.jacobians)
@@ -326,7 +276,7 @@ def _fit_determined(
     while True:
         problem = Problem(cases, base, names)
         theta, r, log_sigmas, _ = _solve(problem)
-        worst = _least_determined(log_sigmas)
+        worst = least_determined(log_sigmas)
         if worst is None:
             return problem, theta, r, log_sigmas
         value = value_text(names[worst], math.exp(theta[worst]))
@@ -374,7 +324,7 @@ def _leave_one_out(
         rest = cases[:k] + cases[k + 1 :]
         probe = Problem(rest, base, names)
         start = probe.start()
-        kept, _ = _select(probe.jacobian(start, probe.residuals(start)), names, rest)
+        kept, _ = select(probe.jacobian(start, probe.residuals(start)), names, rest)
         others = Problem(rest, base, [names[i] for i in kept])  # the rest at their starting values
         params = others.params(solve(others))
         errors = held_out.predicted(params) / held_out.measured_s - 1
@@ -392,47 +342,11 @@ def _check_rows(rows: int, names: list[str]) -> None:
         )
 
 
-def _least_determined(log_sigmas: np.ndarray) -> int | None:
-    """The parameter with the largest finite relative uncertainty above :data:`UNDETERMINED`, if any."""
-    finite = [(float(s), i) for i, s in enumerate(log_sigmas) if math.isfinite(s) and s > UNDETERMINED]
-    return max(finite)[1] if finite else None
-
-
 def _solve(problem: Problem) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(log-parameters, residuals, their 1-sigma, Jacobian evaluations) at the least-squares solution."""
     theta = solve(problem)
     r = problem.residuals(theta)
-    return theta, r, _log_sigmas(problem.jacobian(theta, r), r), problem.jacobians
-
-
-def _notes(
-    problem: Problem,
-    everything: Problem,
-    theta: np.ndarray,
-    log_sigmas: np.ndarray,
-    dropped: dict[str, str],
-) -> list[str]:
-    """Remarks on fitted parameters that ended beyond the point where they matter."""
-    notes = []
-    for name, t, s in zip(problem.names, theta, log_sigmas):
-        if not math.isfinite(s):
-            side = "at least" if t > math.log(get_value(problem.base, name)) else "at most"
-            limiters = _limiters(problem, theta, everything, dropped)
-            notes.append(
-                f"{name}: past {value_text(name, math.exp(t))} it changes no predicted time{limiters}, "
-                f"so these logs only say it is {side} that"
-            )
-    return notes
-
-
-def _limiters(problem: Problem, theta: np.ndarray, everything: Problem, dropped: dict[str, str]) -> str:
-    """`` (x limits instead)``: dropped parameters that matter at the solution."""
-    here = problem.params(theta)
-    probe = Problem(problem.cases, here, [n for n in everything.names if n in dropped])
-    start = probe.start()
-    J = probe.jacobian(start, probe.residuals(start))
-    names = [n for n, column in zip(probe.names, J.T) if np.max(np.abs(column)) >= SENSITIVITY_FLOOR]
-    return f" ({', '.join(names)} limits instead)" if names else ""
+    return theta, r, parameter_sigmas(problem.jacobian(theta, r), r), problem.jacobians
 
 
 def _calibration(
