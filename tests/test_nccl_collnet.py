@@ -115,6 +115,22 @@ def test_the_model_offers_collnet_only_when_the_run_enables_it() -> None:
         NcclModel(topology, NcclParams()).predict(problem, algorithms=("collnet_chain",))
 
 
+def test_a_collnet_restriction_the_run_cannot_meet_says_why_not_asks_for_collnet_again() -> None:
+    """A run given ``--collnet`` and ``--algo collnet_chain`` on one HGX H100 box has no CollNet
+    candidate because CollNet reduces in the network's switches, between nodes; the refusal used to
+    end by asking for ``--collnet`` (already given). Across four nodes, all-gather has none either:
+    NCCL's CollNet serves all-reduce only."""
+    box = get_topology("hgx_h100")
+    one_node = Problem(box, tuple(box.gpus), Collective.ALL_REDUCE, 2.0**30)
+    with pytest.raises(AlgorithmError, match="only across nodes: this run is on one node") as info:
+        NcclModel(box, NcclParams(), collnet=True).predict(one_node, algorithms=("collnet_chain",))
+    assert "--collnet" not in str(info.value)
+    cluster = get_topology("cluster", box="hgx_h100", nodes=4, nic="ib_ndr")
+    gather = Problem(cluster, tuple(cluster.gpus), Collective.ALL_GATHER, 2.0**30)
+    with pytest.raises(AlgorithmError, match="CollNet serves all-reduce only, not all_gather"):
+        NcclModel(cluster, NcclParams(), collnet=True).predict(gather, algorithms=("collnet_direct",))
+
+
 def test_the_plan_of_nvls_across_nodes_is_the_hierarchical_one() -> None:
     """NVLS across nodes exists only with CollNet (the IB switch reduces between the nodes' NVSwitch
     reductions), so its replayed plan is CollNet's, the hierarchical one, not one-box NVLS's direct

@@ -305,7 +305,9 @@ class NcclModel:
         ]
         if not candidates:
             tables = (self.table.name, self.rccl_table)
-            raise AlgorithmError(none_allowed(problem.collective, raw, algorithms, protocols, tables, m))
+            raise AlgorithmError(
+                none_allowed(problem.collective, raw, algorithms, protocols, tables, m, self.collnet)
+            )
         best = min(candidates, key=lambda c: (c.time_s, c.algorithm, c.protocol))
         fill = fill_s(best.algorithm, m, problem.nbytes, best.algbw_Bps, scale * best.latency_s, bw.version)
         hidden = overlapped_s(

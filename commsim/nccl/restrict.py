@@ -51,8 +51,13 @@ def none_allowed(
     protocols: tuple[str, ...] | None,
     tables: tuple[str, RcclTable],
     m: NcclMachine,
+    collnet: bool = False,
 ) -> str:
-    """Why no candidate is left of ``raw`` under the restriction, and what is available."""
+    """Why no candidate is left of ``raw`` under the restriction, and what is available.
+
+    ``collnet``: the run enables CollNet (``--collnet``), so the CollNet clause says what else it
+    needs (several nodes, all-reduce) rather than asking for the option again.
+    """
     available = sorted({f"{a}/{p}" for a, p, _, _ in raw})
     restriction = " and ".join(
         f"{what} {', '.join(names)}"
@@ -71,7 +76,20 @@ def none_allowed(
         )
     return (
         head + " (NVLS needs an NVSwitch box with Hopper or newer GPUs and NCCL 2.17+; LL128 needs NVLink "
-        "and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+; CollNet all-reduce across nodes in a run that "
-        "enabled it, NCCL_COLLNET_ENABLE=1 with a SHARP plugin: --collnet)"
+        f"and NCCL 2.5+; PAT one GPU per node and NCCL 2.23+; {_collnet_needs(collective, m, collnet)})"
         + (_rccl_disabled(m, tables[1]) if rccl.is_amd(m.arch) else "")
     )
+
+
+def _collnet_needs(collective: Collective, m: NcclMachine, collnet: bool) -> str:
+    """What CollNet needs that this run lacks (the run, the collective or the node count)."""
+    if not collnet:
+        return (
+            "CollNet all-reduce across nodes in a run that enabled it, NCCL_COLLNET_ENABLE=1 with a SHARP "
+            "plugin: --collnet"
+        )
+    if m.nodes < 2:
+        return "CollNet reduces in the network's switches, so only across nodes: this run is on one node"
+    if collective is not Collective.ALL_REDUCE:
+        return f"CollNet serves all-reduce only, not {collective}"
+    return "CollNet all-reduce across nodes"
