@@ -100,7 +100,7 @@ def _regime_summary(errors: list[float]) -> dict[str, float | int | None]:
 _COLLNET_NOTE = (
     "CollNet is priced with NCCL's own formulas (tuning.cc: the channels' bus bandwidth x 0.5, Chain x 0.75 "
     "before NCCL 2.18, Direct by the GPU-per-NIC ratio; the NVLS across nodes it enables at the GPU's NVLS "
-    "rate capped by the node's NICs), not validated: the one public SHARP log (CoreWeave, "
+    "rate capped by the node's NICs), not validated: the one public log known to run CollNet (CoreWeave, "
     "12 x 8 H100, its README's job forcing CollNet Chain, the run's settings not printed) runs a median "
     "1.08x faster than Chain's figure"
 )
