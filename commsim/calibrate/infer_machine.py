@@ -102,9 +102,13 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[GpuSpec, Fact]:
         raise InferenceError(
             f"the log names its GPUs only as {printed!r} ({why}); give --gpu MODEL", log.source
         )
-    why = f" ({match.why})" if match.candidates else ""  # no candidates: the why repeats the sentence
+    if match.candidates:  # the name fits several entries: say so, and offer each
+        options = " or ".join(f"--gpu {spec.key}" for spec in match.candidates)
+        raise InferenceError(
+            f"GPU {printed!r} cannot be told apart: {match.why}; give {options} (or --topology)", log.source
+        )
     raise InferenceError(
-        f"GPU {printed!r} is not in the catalogue{why}; give --gpu with a catalogue name "
+        f"GPU {printed!r} is not in the catalogue; give --gpu with a catalogue name "
         "(`commsim gpus` lists them) or --topology",
         log.source,
     )
