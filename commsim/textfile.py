@@ -89,8 +89,16 @@ def decode_text(data: bytes, source: str | None = None) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-"""ECMA-48 escape sequences: CSI (colours, ``ESC[0m``), OSC (titles, links) and two-character escapes."""
+_TERMINAL_CODES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]+[0-~]|[0-Z\\-~])"
+)
+"""ECMA-48 escape sequences: CSI (colours, ``ESC[0m``), OSC (titles, links), those with intermediate
+bytes (``ESC(B``, which ``tput sgr0`` prints after ``ESC[m``) and two-character escapes (``ESC 7``,
+``ESC =``, ``ESC c``)."""
+
+_LINE_SEPARATORS = re.compile("[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+"""Characters Python's ``str.splitlines`` breaks lines at besides ``\\n`` and ``\\r``: inside a log
+they are no line break of its file, so they become spaces and line numbers stay the file's."""
 
 _WIDE_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 """Unicode space separators other than the ASCII space (no-break, en/em, thin, ideographic)."""
@@ -105,19 +113,28 @@ Only these, each with its semicolon, are decoded (``html.unescape`` would also t
 URL into ``®ion=``)."""
 
 
+def _decoded_reference(match: re.Match[str]) -> str:
+    """The character a reference stands for; a space for a line break (``&#10;``), which is none of
+    the file's."""
+    value = html.unescape(match.group(0))
+    return " " if value in ("\n", "\r") or _LINE_SEPARATORS.fullmatch(value) else value
+
+
 def plain_text(text: str, html_references: bool = True) -> str:
     """``text`` without terminal escape sequences or HTML character references (unless
     ``html_references`` is False), with typographic spaces made ASCII spaces.
 
-    Line breaks are kept, so line numbers do not change (columns may).
+    The file's line breaks (``\\n``, ``\\r``) are kept; other characters ``str.splitlines`` breaks
+    at (form feed, U+2028 ...) and references to line breaks (``&#10;``) become spaces, so line
+    numbers stay the file's (columns may change).
     """
     if "\x1b" in text:
         text = _TERMINAL_CODES.sub("", text)
     if html_references and "&" in text:
-        text = _HTML_ESCAPED.sub(lambda match: html.unescape(match.group(0)), text)
+        text = _HTML_ESCAPED.sub(_decoded_reference, text)
     if not text.isascii():
         text = _ZERO_WIDTH.sub("", _WIDE_SPACES.sub(" ", text))
-    return text
+    return _LINE_SEPARATORS.sub(" ", text)
 
 
 def read_text_file(path: str | PathLike[str], what: str, *, markup: bool = False) -> str:

@@ -91,6 +91,30 @@ def test_plain_text_keeps_line_breaks_and_ascii_text() -> None:
     assert plain_text(ascii_log) is ascii_log
 
 
+def test_escapes_with_intermediate_bytes_and_line_separators_leave_no_trace() -> None:
+    """``tput sgr0`` prints ``ESC[m`` then ``ESC(B`` (designate G0 as ASCII: an escape with an
+    intermediate byte); a row wrapped in it was refused as "field 13 (in-place wrong) should be a
+    number or N/A, found '0\\x1b(B'". ``ESC 7`` / ``ESC c`` are two-character escapes. A reference
+    to a line break (``&#10;`` in a page's ``title``) and a raw U+2028 or form feed would start a new
+    line for ``str.splitlines`` and move every later line number; they become spaces."""
+    from commsim.textfile import plain_text
+
+    assert plain_text("\x1b[1m  8  2  float\x1b(B\x1b[m 0\n") == "  8  2  float 0\n"
+    assert plain_text("a\x1b7b\x1b8c\x1bcd\x1b=e\n") == "abcde\n"
+    assert (
+        plain_text('<pre title="run&#10;1">x\ny\u2028z\x0cw&#x2028;v\n') == '<pre title="run 1">x\ny z w v\n'
+    )
+    assert len(plain_text("a\u2028b\u2029c\x85d\n").splitlines()) == 1
+
+
+def test_a_row_wrapped_in_tput_sgr0_codes_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """Every line of the development log wrapped as ``ESC[1m<line>ESC(BESC[m``: the same rows."""
+    text = LOG.read_text(encoding="utf-8")
+    saved = tmp_path / "log.txt"
+    saved.write_text("".join(f"\x1b[1m{line}\x1b(B\x1b[m\n" for line in text.splitlines()), encoding="utf-8")
+    assert load_nccl_tests(saved).rows == load_nccl_tests(LOG).rows
+
+
 def test_a_tag_output_log_copied_from_a_pages_source_reads_as_the_plain_one(tmp_path: Path) -> None:
     """mpirun --tag-output prefixes every line with ``[1,0]<stdout>:``; in a page's HTML source it is
     ``[1,0]&lt;stdout&gt;:``, which hid every table of outside 51 (2 x 8 H100, EFA) behind an unknown
