@@ -186,11 +186,11 @@ def test_a_loaded_sharp_plugin_alone_is_not_collnet() -> None:
 
 
 def test_only_nccls_last_collnet_line_settles_it() -> None:
-    """NCCL prints ``Connected collnet + chain`` and ``Connected Collnet Chains ...`` before CollNet
-    Direct's setup, which can still fail and turn CollNet off; ``rank N Connected CollNet`` comes once
-    all of it succeeded. A probe for a newer plugin symbol (``Failed to find ncclCollNetPlugin_v7``,
-    then an older one loads) is no evidence either way: with NCCL_COLLNET_ENABLE=1 and no final
-    line, CollNet is assumed off (not known off)."""
+    """Before NCCL 2.23 (and with no release known), NCCL prints ``Connected collnet + chain`` and
+    ``Connected Collnet Chains ...`` before CollNet Direct's setup, which can still fail and turn CollNet
+    off; ``rank N Connected CollNet`` comes once all of it succeeded. A probe for a newer plugin
+    symbol (``Failed to find ncclCollNetPlugin_v7``, then an older one loads) is no evidence either
+    way: with NCCL_COLLNET_ENABLE=1 and no final line, CollNet is assumed off (not known off)."""
     chain_only = [
         SETTINGS_LINES[0],
         "gpu1:1:1 [0] NCCL INFO Connected collnet + chain",
@@ -201,6 +201,46 @@ def test_only_nccls_last_collnet_line_settles_it() -> None:
     assert fact is not None and fact.value is False and fact.assumed
     done = infer_collnet(read_settings([*chain_only, SETTINGS_LINES[1]]), None)
     assert done is not None and done.value is True and not done.assumed and done.evidence[0].line == 5
+
+
+def test_from_nccl_2_23_the_chains_line_says_collnet_ran() -> None:
+    """NCCL 2.23 sets up the CollNet chain's buffers in ``ncclCollNetChainBufferSetup``, which returns
+    at once unless CollNet is enabled, i.e. after CollNet's own setup succeeded; it ends by printing
+    ``Connected Collnet Chains``. In a 2.23.4 log that line makes CollNet known (it was assumed unused,
+    review of outside 180 with the line added); in a 2.22 log it still does not."""
+    lines = [SETTINGS_LINES[0], "gpu34:34088:34142 [0] NCCL INFO Connected Collnet Chains [0] 1->0->-1"]
+    settings = read_settings(lines)
+    known = infer_collnet(settings, None, version="2.23.4", lines=lines)
+    assert known is not None and known.value is True and not known.assumed and known.evidence[0].line == 2
+    older = infer_collnet(settings, None, version="2.22.3", lines=lines)
+    assert older is not None and older.value is False and older.assumed
+
+
+def test_nccl_algo_forcing_collnet_in_an_info_line_says_collnet_ran() -> None:
+    """``NCCL INFO NCCL_ALGO set by environment to CollNetChain``: with only CollNet allowed, NCCL
+    either runs CollNet or (releases that fall back) warns 'CollNet is not supported or fails to
+    initialize, ignoring NCCL_ALGO=COLLNET', which NCCL_DEBUG=INFO prints too; a log with rows and no
+    such warning ran CollNet. Before, it was assumed unused and refused with 'give --collnet'. A
+    setting read from the command line alone (no debug output, so no warning would show) leaves it
+    assumed."""
+    from commsim.calibrate.evidence import Evidence, Fact
+
+    info = "gpu34:34088:34116 [0] NCCL INFO NCCL_ALGO set by environment to CollNetChain"
+    lines = [SETTINGS_LINES[0], info]
+    by_info = Fact("algorithms", "CollNetChain", (Evidence.at("CollNetChain", "NCCL INFO line", 2, info),))
+    fact = infer_collnet(read_settings(lines), None, forced=(("collnet_chain",), by_info))
+    assert fact is not None and fact.value is True and not fact.assumed
+    by_command = Fact(
+        "algorithms", "CollNetChain", (Evidence("CollNetChain", "command line (mpirun -x)", 1),)
+    )
+    assumed = infer_collnet(read_settings(lines[:1]), None, forced=(("collnet_chain",), by_command))
+    assert assumed is not None and assumed.value is False and assumed.assumed
+    warned = [
+        *lines,
+        "gpu34:1:1 [0] NCCL WARN CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET",
+    ]
+    fell_back = infer_collnet(read_settings(warned), None, forced=(("collnet_chain",), by_info))
+    assert fell_back is not None and fell_back.value is False
 
 
 def test_outside_180_fell_back_and_is_priced_without_collnet() -> None:

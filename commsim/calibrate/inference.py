@@ -166,7 +166,10 @@ def _nccl_facts(
         settings, options.algorithms, options.protocols, log.collective
     )
     facts.update(choices)
-    collnet = infer_collnet(settings, options.collnet)
+    by_log = choices.get("algorithms") if options.algorithms is None else None
+    forced = (algorithms, by_log) if algorithms and by_log is not None else None
+    version = facts["nccl_version"].value
+    collnet = infer_collnet(settings, options.collnet, version=version, lines=raw.splitlines(), forced=forced)
     if collnet is not None:
         facts["collnet"] = collnet
     warnings += unmodelled

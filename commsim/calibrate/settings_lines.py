@@ -199,7 +199,7 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
         # whether or not NCCL_COLLNET_ENABLE=1 asks for CollNet (nccl-tests #329 loads it and never sets it)
         re.compile(
             r"(?i)\bcollnet\b.*\b(?:connected|enabled|setup done)\b"
-            r"|\bConnected collnet\b(?!\s*(?:\+|chains?\b))"  # not the chain's lines, before Direct's setup
+            r"|\bConnected collnet\b(?!\s*(?:\+|chains?\b))"  # not the chain's (see infer_collnet)
         ),
         lambda m: True,
     ),
