@@ -6,13 +6,15 @@ what the tool should say; the docstring says what it said before.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from commsim.calibrate.infer_layout import InferenceError
 from commsim.calibrate.inference import infer_run
-from commsim.calibrate.parser import load_nccl_tests
+from commsim.calibrate.parser import load_nccl_tests, parse_nccl_tests
+from commsim.errors import ParseError
 
 DATA = Path(__file__).parent / "data" / "nccl-tests"
 A100 = DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt"
@@ -38,3 +40,60 @@ def test_a_gpu_name_several_entries_print_is_refused_as_ambiguous_naming_each(tm
     assert "not in the catalogue" not in message
     assert "cannot be told apart" in message
     assert "--gpu mi250x or --gpu mi250" in message
+
+
+def _row_indices(lines: list[str]) -> list[int]:
+    """Indices of the result rows (lines that start with a size and a count)."""
+    return [i for i, line in enumerate(lines) if re.match(r"\s*\d+\s+\d+\s+[a-z]", line)]
+
+
+def _last_row_edited(edit: object) -> str:
+    """The A100 log with its last row (4 GiB) replaced by ``edit(fields)``, footer dropped."""
+    lines = _a100_text().splitlines()
+    last = _row_indices(lines)[-1]
+    lines[last] = "  ".join(edit(lines[last].split()))  # type: ignore[operator]
+    return "\n".join(lines[: last + 1]) + "\n"
+
+
+def test_a_bad_field_in_the_last_row_is_refused_as_it_is_mid_table() -> None:
+    """The last row's out-of-place time set to -3.0 (all 13 fields present) was read as "truncated
+    (cut inside its last field '0')" and dropped, though the same row mid-table is refused: only an
+    error in the last field can be a cut; a wrong field before it is the row's error."""
+
+    def negative(fields: list[str]) -> list[str]:
+        return [*fields[:5], "-3.0", *fields[6:]]
+
+    with pytest.raises(
+        ParseError, match=r"field 6 \(out-of-place time\) should be a positive time, found '-3.0'"
+    ):
+        parse_nccl_tests(_last_row_edited(negative), "x.txt")
+
+
+def test_a_row_cut_inside_its_in_place_busbw_does_not_read_the_fragment() -> None:
+    """The last row ends '... 32455  132.34  231', cut inside the in-place busbw 231.59 (nccl-tests
+    prints bandwidths with two decimals): '231' was read as 231 GB/s and flagged as disagreeing with
+    size / time. The fragment is left out; the out-of-place half is read whole."""
+
+    def cut(fields: list[str]) -> list[str]:
+        return [*fields[:11], fields[11].split(".")[0]]
+
+    log = parse_nccl_tests(_last_row_edited(cut), "x.txt")
+    row = log.rows[-1]
+    assert row.nbytes == 4 * 2**30 and row.ip_busbw_Bps is None
+    assert row.oop_busbw_Bps == pytest.approx(232.44e9)
+    assert not any("disagrees" in w for w in log.warnings)
+
+
+def test_an_out_of_place_only_table_names_its_last_row_among_the_others() -> None:
+    """Every row cut to its 9 out-of-place fields: the warning said 'lines 17-45: result rows print
+    only the out-of-place half' and then 'line 46: the last row of the table is truncated', though
+    row 46 is one of them. One warning covers every row."""
+    lines = _a100_text().splitlines()
+    rows = _row_indices(lines)
+    for i in rows:
+        lines[i] = "  ".join(lines[i].split()[:9])
+    log = parse_nccl_tests("\n".join(lines[: rows[-1] + 1]) + "\n", "x.txt")
+    assert len(log.rows) == 30
+    half = [w for w in log.warnings if "only the out-of-place half" in w]
+    assert len(half) == 1 and half[0].startswith(f"lines {rows[0] + 1}-{rows[-1] + 1}:")
+    assert not any("truncated" in w for w in log.warnings)

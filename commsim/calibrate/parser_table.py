@@ -299,7 +299,8 @@ def read_cut_row(
     The fields must be exactly the header's first columns, each of its kind,
     up to at least the out-of-place busbw, printed whole: a field after it, or
     the two decimals nccl-tests prints it with (``%6.2f``), so that a cut
-    inside it (``47`` or ``479.5`` of ``479.50``) is not read as a busbw. The
+    inside it (``47`` or ``479.5`` of ``479.50``) is not read as a busbw (an in-place
+    bandwidth so cut is left out, the fields before it read). The
     in-place half and ``#wrong`` they lack stay unknown. None when they are
     not, or do not read.
     """
@@ -310,8 +311,10 @@ def read_cut_row(
     if not all(part.has("oop", name) for name in ("time", "algbw", "busbw")):
         return None
     last = part.columns[-1]
-    if (last.slot, last.name) == ("oop", "busbw") and not _TWO_DECIMALS.search(tokens[-1]):
-        return None
+    if last.name in ("algbw", "busbw") and not _TWO_DECIMALS.search(tokens[-1]):
+        if (last.slot, last.name) == ("oop", "busbw"):
+            return None
+        return read_cut_row(number, tokens[:-1], layout, fail)  # cut inside an in-place bandwidth
     try:
         return read_row(number, tokens, part, fail)
     except ParseError:

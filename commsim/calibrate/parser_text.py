@@ -241,19 +241,26 @@ class TextReader:
                 f"line{'s' if len(self.skipped) > 1 else ''} {lines}: not result rows inside the table "
                 f"(skipped); the first reads {first!r}"
             )
-        if self.pending is not None:
+        if self.pending is not None and self.half_rows and self._half_width() == len(self.pending.tokens):
+            self._out_of_place_half(self.pending)  # the last of the out-of-place-only rows, not a cut one
+        elif self.pending is not None:
             self._truncated_last_row(self.pending)
         self._half_rows_warning()
         self.skipped, self.pending, self.in_table = [], None, False
+
+    def _half_width(self) -> int | None:
+        """The number of fields of the header's out-of-place half, None when it has no in-place half."""
+        assert self.layout is not None, "a row is pending only inside a table"
+        columns = self.layout.columns
+        half = next((i for i, c in enumerate(columns) if c.slot == "ip"), None)
+        return None if half is None else sum(c.width for c in columns[:half])
 
     def _out_of_place_half(self, pending: _Pending) -> None:
         """A short row followed by another row: read when it is exactly the header's out-of-place
         half (the in-place columns left empty, as some pages and old tools print), else refused."""
         assert self.layout is not None, "a row is pending only inside a table"
-        columns = self.layout.columns
-        half = next((i for i, c in enumerate(columns) if c.slot == "ip"), None)
         read = None
-        if half is not None and sum(c.width for c in columns[:half]) == len(pending.tokens):
+        if self._half_width() == len(pending.tokens):
             read = read_cut_row(pending.lines[0], pending.tokens, self.layout, self._fail)
         if read is None:
             raise self._fail(width_message(pending.tokens, self.layout), pending.lines[0])
@@ -301,9 +308,12 @@ class TextReader:
             return
         self.data.rows.append(read[0])
         self.data.measured.extend(read[1])
+        whole = "out-of-place time, algbw and busbw"
+        if read[0].ip_time_s is not None:
+            whole = "out-of-place half and in-place time"
         self.data.warnings.append(
             f"line {line}: the last row of the table is truncated ({found} of {width} fields); its "
-            "out-of-place time, algbw and busbw are read, the rest is missing"
+            f"{whole} are read, the rest is missing"
         )
 
     def _device(self, number: int, match: re.Match[str]) -> None:
@@ -382,6 +392,8 @@ class TextReader:
         except ParseError as error:
             if not (len(tokens) == layout.width and fits(tokens[:-1], layout.columns[:-1])):
                 raise
+            if read_cut_row(number, tokens[:-1], layout, self._fail) is None:
+                raise  # a field before the last is wrong (a negative time): no cut explains it
             # every field but the last reads: the text may end inside it (a page cut mid-number)
             self.pending = _Pending(
                 (number,), tokens[:-1], strict=True, text=" ".join(tokens), cut_field=error
