@@ -97,3 +97,20 @@ def test_an_out_of_place_only_table_names_its_last_row_among_the_others() -> Non
     half = [w for w in log.warnings if "only the out-of-place half" in w]
     assert len(half) == 1 and half[0].startswith(f"lines {rows[0] + 1}-{rows[-1] + 1}:")
     assert not any("truncated" in w for w in log.warnings)
+
+
+def test_a_table_header_followed_by_a_crash_quotes_what_follows() -> None:
+    """The column header, then 'Segmentation fault (core dumped)': refused as "no result row (a line
+    not starting with '#') follows it", though a line does follow it. The refusal quotes the run's
+    last line; a header followed only by its own '#' lines quotes nothing."""
+    lines = _a100_text().splitlines()
+    first_row = _row_indices(lines)[0]
+    crashed = "\n".join([*lines[:first_row], "Segmentation fault (core dumped)"]) + "\n"
+    with pytest.raises(ParseError) as refused:
+        parse_nccl_tests(crashed, "x.txt")
+    message = str(refused.value)
+    assert "follows it: its output ends at line" in message
+    assert "('Segmentation fault (core dumped)')" in message
+    with pytest.raises(ParseError) as bare:
+        parse_nccl_tests("\n".join(lines[:first_row]) + "\n", "x.txt")
+    assert "follows it; no result to validate" in str(bare.value)

@@ -220,6 +220,21 @@ _NCCL_PREFIX = re.compile(r"^[^:]*:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN) ")
 """NCCL's ``host:pid:tid [dev] NCCL INFO`` line prefix, left out where a line is quoted."""
 
 
+def _quoted_last(data: RunData) -> str:
+    """`` ('<the run's last line>')``, without NCCL's prefix and cut to 120 characters, or ``""``."""
+    last = _NCCL_PREFIX.sub("", data.last_text or "")
+    return f" ({last[:117] + '...' if len(last) > 120 else last!r})" if last else ""
+
+
+def _after_header(data: RunData) -> str:
+    """What ends the run after its column header, when something does: its last line, quoted."""
+    header = data.column_header
+    text = (data.last_text or "").strip()
+    if header is None or data.last_line is None or data.last_line <= header.line or text[:1] in ("", "#"):
+        return ""  # nothing after the header, or only its own '#' lines (the units)
+    return f": its output ends at line {data.last_line}{_quoted_last(data)}"
+
+
 def _empty_reason(data: RunData) -> str:
     """Why a run has no result row: its table holds no whole row, or it stopped before its table
     (NCCL's first warning, if any, named), or no table was found at all."""
@@ -228,7 +243,7 @@ def _empty_reason(data: RunData) -> str:
         why = (
             f"its only row is cut short ({cut})"
             if cut
-            else "no result row (a line not starting with '#') follows it"
+            else "no result row (a line not starting with '#') follows it" + _after_header(data)
         )
         return (
             f"no result rows found: the table's column header is at line {data.column_header.line}, "
@@ -238,12 +253,10 @@ def _empty_reason(data: RunData) -> str:
     if started is not None:
         warn = data.nccl_warn
         cause = f"; NCCL's first warning, line {warn[0]}: {warn[1]}" if warn else ""
-        last = _NCCL_PREFIX.sub("", data.last_text or "")
-        last = f" ({last[:117] + '...' if len(last) > 120 else last!r})" if last else ""
         return (
             f"no result rows found: the run started (line {started}) but its output ends at line "
-            f"{data.last_line}{last} before the table: it hung, failed or was cut before its first "
-            f"result{cause}; no result to validate"
+            f"{data.last_line}{_quoted_last(data)} before the table: it hung, failed or was cut before its "
+            f"first result{cause}; no result to validate"
         )
     return (
         "no result rows found; expected nccl-tests' table (a '#  size  count  type ...' "
