@@ -114,3 +114,15 @@ def test_a_table_header_followed_by_a_crash_quotes_what_follows() -> None:
     with pytest.raises(ParseError) as bare:
         parse_nccl_tests("\n".join(lines[:first_row]) + "\n", "x.txt")
     assert "follows it; no result to validate" in str(bare.value)
+
+
+@pytest.mark.parametrize("quote", [">", ">> ", "> > "])
+def test_markdown_quotes_without_a_space_or_nested_read_as_the_plain_log(quote: str) -> None:
+    """Every line quoted '>' with no space (valid Markdown) was half read: the rows starting '>   '
+    were, the '>#  Rank ...' device list and '>#  size ...' header were not, and the log was refused
+    as naming no GPU; '>> ' (a quote inside a quote) was refused as an unknown prefix. Both read as
+    the plain log: the same 30 rows and 8 ranks."""
+    text = _a100_text()
+    quoted = "".join(quote + line for line in text.splitlines(keepends=True))
+    plain, read = parse_nccl_tests(text, "x.txt"), parse_nccl_tests(quoted, "x.txt")
+    assert read.rows == plain.rows and len(read.devices) == len(plain.devices) == 8

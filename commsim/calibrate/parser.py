@@ -252,7 +252,7 @@ def _refuse_hidden_header(line: int, prefix: str, source: str | None) -> None:
         f"no result rows found: a table's column header is at line {line}, but its lines start "
         f"with {shown!r}, which is not a launcher prefix commsim knows (mpirun --tag-output's "
         "'[1,0]<stdout>:', srun --label's '0:', mpiexec -prepend-rank's '[0]', 'rank 0:', Ray's "
-        "'(name pid=N)', a time stamp); remove it from every line and run again",
+        "'(name pid=N)', a time stamp, a Markdown quote's '> '); remove it from every line and run again",
         source=source,
         line=line,
     )

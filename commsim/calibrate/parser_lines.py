@@ -34,8 +34,9 @@ _PREFIXES = (
     # names its node rank, a lower bound on the process ranks, like the others.
     re.compile(r"^\s*\((?=[^()]*\bpid=\d+)(?:[^()]*?\brank=(?P<rank>\d+))?[^()]*\)(?:[ \t]|$)"),
     re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?[ \t]"),
-    # a Markdown block quote ('> '): notes and issue replies quote pasted output so (probe 14's 256)
-    re.compile(r"^\s*>(?:[ \t]|$)"),
+    # a Markdown block quote ('> ', '>' before '#' or a digit, '>>' nested): notes and issue replies
+    # quote pasted output so (probe 14's 256)
+    re.compile(r"^\s*>(?=[ \t#\d>]|$)[ \t]?"),
 )
 
 
