@@ -73,6 +73,7 @@ class RunData:
     first_line: int | None = None
     last_line: int | None = None
     last_text: str | None = None  # the run's last non-blank line, stripped
+    dropped_row: str | None = None  # the warning on a last row cut too short to read
 
 
 def finish_log(
@@ -239,7 +240,7 @@ def _empty_reason(data: RunData) -> str:
     """Why a run has no result row: its table holds no whole row, or it stopped before its table
     (NCCL's first warning, if any, named), or no table was found at all."""
     if data.column_header is not None and not data.column_header.headerless:
-        cut = next((w for w in data.warnings if "the last row of the table is truncated" in w), None)
+        cut = data.dropped_row
         why = (
             f"its only row is cut short ({cut})"
             if cut

@@ -301,10 +301,11 @@ class TextReader:
             found = f"cut inside its last field {pending.text.split()[-1]!r}: {found}"
         read = read_cut_row(line, pending.tokens, self.layout, self._fail)
         if read is None:
-            self.data.warnings.append(
+            self.data.dropped_row = (
                 f"line {line}: the last row of the table is truncated ({found} of {width} fields) "
                 "and was dropped"
             )
+            self.data.warnings.append(self.data.dropped_row)
             return
         self.data.rows.append(read[0])
         self.data.measured.extend(read[1])
