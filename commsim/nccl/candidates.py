@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from commsim.collectives import Collective
 from commsim.nccl.machine import NcclMachine
 from commsim.nccl.tuning import PROTOCOLS, TuningTable
+from commsim.nccl.tuning_table import since
 
 __all__ = [
     "P2P_COLLECTIVES",
@@ -108,11 +109,7 @@ def _inter_steps(table: TuningTable, collective: Collective, nodes: int) -> int:
 
 def _protocols(table: TuningTable, m: NcclMachine, version: tuple[int, int] | None) -> tuple[str, ...]:
     """LL and Simple always; LL128 on NVLink boxes of the generations the release enables it for (2.5+)."""
-    ll128 = (
-        m.transport in ("nvlink", "nvswitch")
-        and m.arch in table.ll128_archs
-        and (version is None or version >= (2, 5))
-    )
+    ll128 = m.transport in ("nvlink", "nvswitch") and m.arch in table.ll128_archs and since(version, (2, 5))
     return PROTOCOLS if ll128 else ("LL", "Simple")
 
 
@@ -239,11 +236,6 @@ takes Hopper and newer's CollNet Direct x 0.85 (2.17 has the first and neither o
 ``tuning.cc``, as XLA's mock of it restates it, and 2.19's have the two others and not the first)."""
 
 
-def _since(version: tuple[int, int] | None, first: tuple[int, int]) -> bool:
-    """Whether ``version`` (None: the newest) is ``first`` or later."""
-    return version is None or version >= first
-
-
 def collnet(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
     """CollNet all-reduce across nodes (the network switch reduces: InfiniBand SHARP), Simple only.
 
@@ -264,13 +256,13 @@ def collnet(m: NcclMachine, bw: Bandwidths, table: TuningTable) -> list[Raw]:
     if m.nodes < 2:
         return []
     version, ppn, out = bw.version, m.per_node, []
-    revised = _since(version, COLLNET_REVISED)
+    revised = since(version, COLLNET_REVISED)
     busbw = bw.busbw_Bps
     if table.available("collnet_direct", version) and m.transport == "nvswitch":
         f = ppn / max(m.nics, 1)
         f -= (f - 1) / 2
         direct = busbw / f * (0.85 if revised and m.arch in _HOPPER_ON else 1.0)
-        arity = max((first, v) for first, v in COLLNET_ARITY_s.items() if _since(version, first))[1]
+        arity = max((first, v) for first, v in COLLNET_ARITY_s.items() if since(version, first))[1]
         hop = table.hop_latency_s[m.intra_hop]["collnet_direct"]["Simple"]
         latency = table.base_latency_s["collnet_direct"]["Simple"] + _inter_latency(
             table, m, bw, "collnet_direct", "Simple"

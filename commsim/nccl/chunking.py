@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 
 from commsim.nccl.machine import NcclMachine
+from commsim.nccl.tuning_table import since
 
 __all__ = ["NVLS_CHUNK_BYTES", "fill_s", "nvls_channels"]
 
@@ -52,7 +53,7 @@ _KiB = 1024
 
 def nvls_channels(machine: NcclMachine, version: tuple[int, int] | None) -> int:
     """NCCL's NVLS channels: 16, and from 2.27 on Blackwell 24 in one NVLink domain, 32 across nodes."""
-    if machine.arch == "blackwell" and (version is None or version >= (2, 27)):
+    if machine.arch == "blackwell" and since(version, (2, 27)):
         return 24 if machine.nodes == 1 else 32
     return 16
 
@@ -67,7 +68,7 @@ def _nvls_chunk(nbytes: float, operations: int) -> float:
 
 def _nvls_tree_chunk(nbytes: float, operations: int, nodes: int, version: tuple[int, int] | None) -> float:
     chunk = float(NVLS_CHUNK_BYTES)
-    if nodes >= 4 and (version is None or version >= (2, 19)):
+    if nodes >= 4 and since(version, (2, 19)):
         chunk = 64 * _KiB
     for times, smaller in ((32, 256 * _KiB), (16, 128 * _KiB), (4, 64 * _KiB), (1, 32 * _KiB)):
         if nbytes < times * operations * chunk and chunk > smaller:

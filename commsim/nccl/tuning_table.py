@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ALGORITHMS", "PROTOCOLS", "TuningTable"]
+__all__ = ["ALGORITHMS", "PROTOCOLS", "TuningTable", "since"]
+
+
+def since(version: tuple[int, int] | None, first: tuple[int, int]) -> bool:
+    """Whether NCCL ``version`` (major, minor; None: the newest modelled) is ``first`` or later."""
+    return version is None or version >= first
+
 
 ALGORITHMS = ("ring", "tree", "nvls", "nvls_tree", "pat", "p2p", "local_copy")
 """Algorithms the model may choose (``p2p``: grouped sends; ``local_copy``: one rank)."""
@@ -86,7 +92,7 @@ class TuningTable:
     def available(self, algorithm: str, version: tuple[int, int] | None) -> bool:
         """Whether ``algorithm`` exists in ``version`` (the era's newest when None)."""
         first = self.algorithms.get(algorithm)
-        return first is not None and (version is None or version >= first)
+        return first is not None and since(version, first)
 
     def ring_ll(self, all_reduce_like: bool, multi_node: bool) -> float:
         """Ring LL bandwidth factor for a collective."""
