@@ -1,4 +1,4 @@
-"""Catalogue entries for common NVIDIA desktop, workstation and older data-centre GPUs that logs name.
+"""Catalogue entries for common NVIDIA and AMD desktop, workstation and older data-centre GPUs that logs name.
 
 Users bring nccl-tests logs from GeForce, RTX workstation and Tesla cards the catalogue lacked; such a
 log was refused ("GPU 'GeForce GTX 1080' is not in the catalogue"). For each entry added, the name a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from commsim.hardware import find_gpu, get_gpu
+from commsim.hardware import find_gpu, find_gpu_in_text, get_gpu
 from tests.test_bad_inputs import run_cli
 
 OUTSIDE = Path(__file__).parent / "data" / "outside"
@@ -68,6 +68,22 @@ FIGURES = [
     ("NVIDIA RTX 5000 Ada Generation", "rtx_5000_ada", "pcie", "pcie4_x16", "topcpu.net"),
     # BigGo on the RTX 5080 launch: 16 GB GDDR7 at 30 Gbps, 960 GB/s
     ("NVIDIA GeForce RTX 5080", "rtx_5080", "memory_Bps", 960e9, "biggo.com"),
+    # NVIDIA's Quadro RTX 8000 figures (Leadtek reseller): 48 GB, 672 GB/s, PCI Express 3.0 x16
+    ("Quadro RTX 8000", "quadro_rtx_8000", "memory_Bps", 672e9, "maychudoanhnghiep.vn"),
+    # Chip.pl: Quadro RTX 6000, 24 GB GDDR6 on 384 bits, PCIe 3.0 x16
+    ("Quadro RTX 6000", "quadro_rtx_6000", "pcie", "pcie3_x16", "chip.pl/2018/10"),
+    # Tom's Hardware France: desktop RTX A2000, 6 GB on 192 bits, 288 GB/s, PCIe 4.0 x16
+    ("NVIDIA RTX A2000", "rtx_a2000", "memory_Bps", 288e9, "tomshardware.fr"),
+    # NVIDIA's A16 figures (reseller): 4 x 16 GB GDDR6, 4 x 200 GB/s, PCIe Gen4 x16
+    ("NVIDIA A16", "a16", "memory_Bps", 200e9, "panchaea.com"),
+    # Tom's Hardware on the China-market cards: L20 48 GB 864 GB/s, L2 24 GB 300 GB/s
+    ("NVIDIA L20", "l20", "memory_Bps", 864e9, "tomshardware.com/pc-components/gpus/new-nvidia"),
+    ("NVIDIA L2", "l2", "memory_Bps", 300e9, "tomshardware.com/pc-components/gpus/new-nvidia"),
+    # Sezonuyakala's RX 7900 table: 20 GB at 20 Gbps on 320 bits, 800 GB/s
+    ("AMD Radeon RX 7900 XT", "rx_7900_xt", "memory_Bps", 800e9, "sezonuyakala.com"),
+    # Multiplayer.it: RX 9070 XT and 9070, 16 GB at 20 Gbps on 256 bits, 640 GB/s, PCIe 5.0 x16
+    ("AMD Radeon RX 9070 XT", "rx_9070_xt", "pcie", "pcie5_x16", "multiplayer.it"),
+    ("AMD Radeon RX 9070", "rx_9070_xt", "memory_Bps", 640e9, "multiplayer.it"),
 ]
 
 
@@ -80,10 +96,11 @@ def test_printed_name_resolves_and_one_figure_is_the_cited_pages(
     assert match.spec.key == key
     assert getattr(match.spec, field) == (pytest.approx(value) if isinstance(value, float) else value)
     assert page in match.spec.source
-    # older drivers print the name without 'NVIDIA ', newer ones with it
-    bare = printed.removeprefix("NVIDIA ")
+    # older drivers print the name without the vendor word, newer ones with it
+    vendor = "AMD " if match.spec.vendor == "amd" else "NVIDIA "
+    bare = printed.removeprefix(vendor)
     assert find_gpu(bare).spec == match.spec
-    assert find_gpu("NVIDIA " + bare).spec == match.spec
+    assert find_gpu(vendor + bare).spec == match.spec
 
 
 @pytest.mark.parametrize(
@@ -113,6 +130,13 @@ def test_printed_name_resolves_and_one_figure_is_the_cited_pages(
         ("TITAN RTX", "titan_rtx"),
         ("Tesla P100-PCIE-16GB", "p100_pcie"),
         ("Tesla T4", "t4"),
+        ("NVIDIA A2", None),
+        ("NVIDIA L4", "l4"),
+        ("NVIDIA L40", "l40"),
+        ("NVIDIA RTX 6000D", "rtx_6000d"),
+        ("AMD Radeon RX 7900 XTX", "rx_7900_xtx"),
+        ("AMD Radeon RX 9070 GRE", None),
+        ("NVIDIA RTX A2000 Laptop GPU", None),
         # names not listed: the most specific pattern decides
         ("GeForce RTX 3080 12GB", "rtx_3080"),
         ("NVIDIA GeForce RTX 4070 Ti SUPER 16GB", "rtx_4070_ti_super"),
@@ -124,6 +148,29 @@ def test_siblings_are_told_apart(printed: str, key: str | None) -> None:
     assert (match.spec.key if match.spec else None) == key, match.why
 
 
+@pytest.mark.parametrize(
+    ("host", "key"),
+    [
+        # a host name's model token is weak evidence; a sibling's longer token wins
+        ("gtx1080-node", "gtx_1080"),
+        ("gtx1080ti-node", "gtx_1080_ti"),
+        ("rtx2080super-01", "rtx_2080_super"),
+        ("rtx2080ti-01", "rtx_2080_ti"),
+        ("gpu-3080-7", "rtx_3080"),
+        ("rtx3080ti", "rtx_3080_ti"),
+        ("rtx4070ti-box", "rtx_4070_ti"),
+        ("rtx4070tisuper-box", "rtx_4070_ti_super"),
+        ("rtx4080super", "rtx_4080_super"),
+        ("gtx1660super-wsl", "gtx_1660_super"),
+        ("gtx1660ti-wsl", "gtx_1660_ti"),
+        ("rtx6000ada-01", None),  # as before: 6000ada needs no letter before it
+    ],
+)
+def test_host_tokens_of_siblings(host: str, key: str | None) -> None:
+    spec = find_gpu_in_text(host)
+    assert (spec.key if spec else None) == key
+
+
 def test_pci_ids_decide_for_a_generic_name() -> None:
     """pci.ids: 1b80 'GP104 [GeForce GTX 1080]', 21c4 'TU116 [GeForce GTX 1660 SUPER]', 2705 'AD103 [GeForce
     RTX 4070 Ti SUPER]', 2c02 'GB203 [GeForce RTX 5080]'."""
@@ -131,6 +178,12 @@ def test_pci_ids_decide_for_a_generic_name() -> None:
     for device, key in pairs:
         assert find_gpu("NVIDIA Graphics Device", device).spec == get_gpu(key)
     assert find_gpu("Device 2c02").spec == get_gpu("rtx_5080")
+    # pci.ids 7550 'Navi 48 [Radeon RX 9070/9070 XT/9070 GRE]'; 744c stays the RX 7900 XTX entry's
+    assert find_gpu("AMD Radeon Graphics", "1002:7550").spec == get_gpu("rx_9070_xt")
+    assert find_gpu("AMD Radeon Graphics", "1002:744c").spec == get_gpu("rx_7900_xtx")
+    # IDs shared by two products are claimed by neither: Quadro RTX 6000/8000 (1e30), A2/A16 (25b6)
+    assert find_gpu("NVIDIA Graphics Device", "0x1e30").spec is None
+    assert find_gpu("NVIDIA Graphics Device", "0x25b6").spec is None
 
 
 def test_bridges_of_the_new_cards() -> None:
@@ -141,6 +194,9 @@ def test_bridges_of_the_new_cards() -> None:
     assert rtx_2080.bridge is not None and 2 * rtx_2080.bridge.Bps == pytest.approx(50e9)
     assert rtx_2080.bridge.fabric == "nvlink2"
     assert get_gpu("rtx_2070").bridge is None
+    # Leadtek's Quadro RTX 8000 sheet: 'NVLink Interconnect 100 GB/s' (TU102: two x8 links)
+    quadro = get_gpu("quadro_rtx_8000").bridge
+    assert quadro is not None and (quadro.links, 2 * quadro.Bps) == (2, pytest.approx(100e9))
     a4500 = get_gpu("rtx_a4500")
     assert a4500.bridge is not None and 2 * a4500.bridge.Bps == pytest.approx(112.5e9)
     assert "UNCERTAIN bridge" in a4500.notes
