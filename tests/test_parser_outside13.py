@@ -124,11 +124,14 @@ ONE_GTX_1660_SUPER = """\
 def test_an_unknown_gpu_is_refused_in_one_sentence(tmp_path: Path) -> None:
     """242: refused as "GPU 'NVIDIA GeForce GTX 1660 SUPER' is not in the catalogue (name 'NVIDIA
     GeForce GTX 1660 SUPER' is not in the GPU catalogue); give --gpu ...": the parenthesis said the
-    sentence again. It is said once, still naming --gpu."""
-    path = tmp_path / "gtx1660.txt"
-    path.write_text(ONE_GTX_1660_SUPER)
+    sentence again. It is said once, still naming --gpu. (The GTX 1660 SUPER is catalogued now, so the
+    log is read here as naming a GTX 1650, which is not.)"""
+    text = ONE_GTX_1660_SUPER.replace("GTX 1660 SUPER", "GTX 1650")
+    path = tmp_path / "gtx1650.txt"
+    path.write_text(text)
     with pytest.raises(InferenceError) as refused:
-        infer_run(load_nccl_tests(path), ONE_GTX_1660_SUPER)
+        infer_run(load_nccl_tests(path), text)
     message = str(refused.value)
+    assert "'NVIDIA GeForce GTX 1650'" in message
     assert message.count("not in the") == 1
     assert "give --gpu with a catalogue name" in message
