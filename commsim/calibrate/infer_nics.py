@@ -64,10 +64,12 @@ def infer_nics(
     return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
 
 
-_HCA_NAME = re.compile(r"[A-Za-z][\w.-]*_\d+|(?:ib|roce)p\d+s\d+(?:f\d+)?")
+_HCA_NAME = re.compile(r"[A-Za-z][\w.-]*_\d+|(?:ib|roce)(?:P\d+)?p\d+s\d+(?:f\d+)?")
 """One device of ``NCCL_IB_HCA`` as a whole name: a driver's name and index (``mlx5_0``,
-``bnxt_re_3``, ``mlx5_bond_0``) or the kernel's PCI-based RDMA name (``ibp12s0``, ``rocep1s0f0``);
-not a family prefix (``mlx5``), which NCCL matches against every card it begins."""
+``bnxt_re_3``, ``mlx5_bond_0``) or the kernel's PCI-based RDMA name (``ibp12s0``, ``rocep1s0f0``,
+and ``roceP2p1s0f1`` for a card in PCI domain 2: rdma-core's udev naming puts ``P<domain>`` first
+for any domain but 0, as systemd does for ``enP2p1s0f1np1``); not a family prefix (``mlx5``), which
+NCCL matches against every card it begins."""
 
 _HCA_ENTRY = re.compile(r"(?P<name>[^:]+)(?::(?P<port>[1-9]\d*))?")
 """One ``NCCL_IB_HCA`` entry: a device name, and the port after ``:`` when one is given."""
@@ -101,6 +103,8 @@ def hca_list(settings: RunSettings) -> Evidence | None:
     True
     >>> hca_list(read_settings(["export NCCL_IB_HCA=mlx5"])) is None
     True
+    >>> hca_list(read_settings(["export NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1"])).value
+    2
     """
     seen = setting(settings, "NCCL_IB_HCA")
     value = (setting_value(seen) or "").strip("\"'").replace("\\,", ",")  # a shell's escaped comma
