@@ -175,6 +175,12 @@ REFUSED_PLAIN = {
     "246_MI300X-OCI-OKE-Slurm-2node-16rank-rccl-allreduce-8RoCE-1G-16G-rowsonly-RanksGPUs.txt": (
         "give --gpu "
     ),
+    "261_GB10-DGXSpark-1gpu-kubemark-allreduce-4column-table-1M-16G.txt": (
+        "the column header has no count column"
+    ),
+    "268_H100-VoltagePark-4node-32rank-allreduce-CUDAdriver-insufficient-failed-before-rows.txt": (
+        "the run failed before printing a result row: line 47: Test NCCL failure common.cu:204"
+    ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -209,7 +215,9 @@ their only row; 226 (NCCL 1.0) failed before its rows; 227's excerpt ends under 
 (two separate one-rank runs, nccl-tests built without MPI). Of the thirteenth batch, 231, 232, 234-237, 240
 and 243-246 are rows without device lines (no GPU named); 233 is such a send_recv table too, whose rows fit
 send_recv of any rank count. (208's 'GeForce GTX 1080' and 242's 'GeForce GTX 1660 SUPER' were refused as not
-in the catalogue until their entries were added; both validate now.)"""
+in the catalogue until their entries were added; both validate now.) Of the fifteenth batch, 261 is a
+benchmark tool's condensed table (size, time, algbw and busbw only: no count or type column); 268's run
+failed in NCCL's init ('CUDA driver version is insufficient for CUDA runtime version') before any row."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -239,6 +247,8 @@ UNSETTLED = {
     "227_V100-SXM2-AWS-2node-1gpu-nonMPI-2separate-runs-rank0-twice-headers-only.txt",
     "236_H100-Nebius-VM-2node-IB-SkyPilot-allreduce-512MiB-8GiB-noinplacewrong-rowsonly.txt",
     "244_unknownGPU-8gpu-AMem-offload-plugin-alltoall-64MiB-1row-interleaved-AMEM-lines.txt",
+    "261_GB10-DGXSpark-1gpu-kubemark-allreduce-4column-table-1M-16G.txt",
+    "268_H100-VoltagePark-4node-32rank-allreduce-CUDAdriver-insufficient-failed-before-rows.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
 77's names only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
@@ -251,7 +261,8 @@ the rank count; 167's unknown GPU is named by no option a user could give; 186's
 which no option gives; 210's prefixed lines and 212's failed run
 are refused whatever is given; 217's page names no GPU; 215, 219-221, 226 and 227 have no result row
 to validate; 236's page does not say whether its VMs ran H100 or H200, nor how many, and 244's names no
-GPU); every other refused log validates with its page's facts."""
+GPU; 261's condensed table lacks columns no option adds, and 268 has no result row); every other refused
+log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -285,10 +296,10 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """229 logs (01-138, 150-171, 180-195, 200-227, 230-246 and 250-257), each with its provenance lines
-    first and one README row; every page fact is for a log, every topology file it names exists, and a
-    refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 229
+    """240 logs (01-138, 150-171, 180-195, 200-227, 230-246, 250-257 and 260-270), each with its provenance
+    lines first and one README row; every page fact is for a log, every topology file it names exists, and
+    a refused log is either settled by its page or unsettled."""
+    assert len(LOGS) == 240
     assert {int(p.name.split("_")[0]) for p in LOGS} == {
         *range(1, 139),
         *range(150, 172),
@@ -296,6 +307,7 @@ def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
         *range(200, 228),
         *range(230, 247),
         *range(250, 258),
+        *range(260, 271),
     }
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:

@@ -666,6 +666,34 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     "255_A100SXM4-40GB-ABCI-2node-16rank-SHARP-CollNet-oldformat-allreduce-snip.txt": (
         RunOptions(nccl_version="2.8"),
         None,
+    ),  # fifteenth batch (probe 15: what the pages state)
+    # Argonne's OCI how-to: 8 RDMA interfaces (rdma0-7) per H200 node; their speed is not on the page
+    "262_H200-OCI-superant-2node-16rank-allreduce-1G-16G-NCCL2275-slurm-machinefile.txt": (
+        RunOptions(nics_per_node=8),
+        None,
+    ),
+    # GKE n1-standard-8 nodes with gVNIC: one NIC per VM, TCP (no RDMA); its speed is not on the page
+    "264_V100-SXM2-GKE-n1-standard-8-2node-1gpu-gVNIC-mtu9k-flux-allreduce-blankline-ellipsis.txt": (
+        RunOptions(nics_per_node=1),
+        None,
+    ),
+    # the Voltage Park README: "3.2 Tbps InfiniBand" per node of 8 H100 (8 x 400 Gb/s NDR)
+    "265_H100-VoltagePark-4node-32rank-IB3.2T-reduce-8B-8G-NCCL2243.txt": (
+        RunOptions(nic="ib_ndr", nics_per_node=8),
+        None,
+    ),
+    "266_H100-VoltagePark-4node-32rank-IB3.2T-allgather-size0rows-8B-8G-NCCL2243.txt": (
+        RunOptions(nic="ib_ndr", nics_per_node=8),
+        None,
+    ),
+    "267_H100-VoltagePark-4node-32rank-IB3.2T-broadcast-8B-8G-NCCL2243.txt": (
+        RunOptions(nic="ib_ndr", nics_per_node=8),
+        None,
+    ),
+    # the blog: one QSFP112 cable shown as two RoCE devices, ib_write_bw 98 + 98 Gb/s
+    "270_GB10-DGXSpark-2node-1gpu-RoCE-2links-IB_MERGE_NICS-allgather-512M-16G-NCCL2289.txt": (
+        RunOptions(nic="roce_100g", nics_per_node=2),
+        None,
     ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
