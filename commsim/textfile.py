@@ -90,11 +90,13 @@ def decode_text(data: bytes, source: str | None = None) -> str:
 
 
 _TERMINAL_CODES = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]+[0-~]|[0-Z\\-~])"
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[!-/]+[0-~]|[<-Z\\-~])"
 )
 """ECMA-48 escape sequences: CSI (colours, ``ESC[0m``), OSC (titles, links), those with intermediate
-bytes (``ESC(B``, which ``tput sgr0`` prints after ``ESC[m``) and two-character escapes (``ESC 7``,
-``ESC =``, ``ESC c``)."""
+bytes (``ESC(B``, which ``tput sgr0`` prints after ``ESC[m``) and two-character escapes (``ESC =``,
+``ESC c``). Not a digit or a space after ESC: a bare ESC that a broken colour filter left before a
+row (``ESC8388608``) must not take the size's first digit with it (the row is then refused or
+skipped, never read as another size); ``ESC 7`` / ``ESC 8`` (cursor save and restore) stay."""
 
 _LINE_SEPARATORS = re.compile("[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 """Characters Python's ``str.splitlines`` breaks lines at besides ``\\n`` and ``\\r``: inside a log

@@ -92,15 +92,19 @@ def test_plain_text_keeps_line_breaks_and_ascii_text() -> None:
 
 
 def test_escapes_with_intermediate_bytes_and_line_separators_leave_no_trace() -> None:
-    """``tput sgr0`` prints ``ESC[m`` then ``ESC(B`` (designate G0 as ASCII: an escape with an
-    intermediate byte); a row wrapped in it was refused as "field 13 (in-place wrong) should be a
-    number or N/A, found '0\\x1b(B'". ``ESC 7`` / ``ESC c`` are two-character escapes. A reference
-    to a line break (``&#10;`` in a page's ``title``) and a raw U+2028 or form feed would start a new
-    line for ``str.splitlines`` and move every later line number; they become spaces."""
+    """``tput sgr0`` prints ``ESC[m`` then ``ESC(B`` (designate G0 as ASCII: an escape with an intermediate
+    byte); a row wrapped in it was refused as "field 13 (in-place wrong) should be a number or N/A,
+    found '0\\x1b(B'". ``ESC c`` / ``ESC =`` are two-character escapes; a bare ESC before a digit or a
+    space stays (it must not eat a size's first digit). A reference to a line break (``&#10;`` in a
+    page's ``title``) and a raw U+2028 or form feed would start a new line for ``str.splitlines`` and
+    move every later line number; they become spaces."""
     from commsim.textfile import plain_text
 
     assert plain_text("\x1b[1m  8  2  float\x1b(B\x1b[m 0\n") == "  8  2  float 0\n"
-    assert plain_text("a\x1b7b\x1b8c\x1bcd\x1b=e\n") == "abcde\n"
+    assert plain_text("a\x1bcb\x1b=c\n") == "abc\n"
+    # a bare ESC (a broken colour filter's leftover) takes no digit or space with it: 8388608 stays
+    assert plain_text("\x1b8388608  2097152\n") == "\x1b8388608  2097152\n"
+    assert plain_text("\x1b  4294967296\n") == "\x1b  4294967296\n"
     assert (
         plain_text('<pre title="run&#10;1">x\ny\u2028z\x0cw&#x2028;v\n') == '<pre title="run 1">x\ny z w v\n'
     )
