@@ -119,7 +119,8 @@ def test_a_collnet_restriction_the_run_cannot_meet_says_why_not_asks_for_collnet
     """A run given ``--collnet`` and ``--algo collnet_chain`` on one HGX H100 box has no CollNet
     candidate because CollNet reduces in the network's switches, between nodes; the refusal used to
     end by asking for ``--collnet`` (already given). Across four nodes, all-gather has none either:
-    NCCL's CollNet serves all-reduce only."""
+    commsim models CollNet for all-reduce only (NCCL 2.20+ also runs all-gather and reduce-scatter
+    over it, which the refusal says)."""
     box = get_topology("hgx_h100")
     one_node = Problem(box, tuple(box.gpus), Collective.ALL_REDUCE, 2.0**30)
     with pytest.raises(AlgorithmError, match="only across nodes: this run is on one node") as info:
@@ -127,7 +128,7 @@ def test_a_collnet_restriction_the_run_cannot_meet_says_why_not_asks_for_collnet
     assert "--collnet" not in str(info.value)
     cluster = get_topology("cluster", box="hgx_h100", nodes=4, nic="ib_ndr")
     gather = Problem(cluster, tuple(cluster.gpus), Collective.ALL_GATHER, 2.0**30)
-    with pytest.raises(AlgorithmError, match="CollNet serves all-reduce only, not all_gather"):
+    with pytest.raises(AlgorithmError, match="commsim models CollNet for all-reduce only, not all_gather"):
         NcclModel(cluster, NcclParams(), collnet=True).predict(gather, algorithms=("collnet_direct",))
 
 
@@ -241,6 +242,64 @@ def test_nccl_algo_forcing_collnet_in_an_info_line_says_collnet_ran() -> None:
     ]
     fell_back = infer_collnet(read_settings(warned), None, forced=(("collnet_chain",), by_info))
     assert fell_back is not None and fell_back.value is False
+
+
+def test_collnet_evidence_is_the_runs_own_and_a_plugin_probe_does_not_hide_it() -> None:
+    """Review of the two new CollNet sources. (1) HPC-X's SHARP plugin logs 'Failed to find
+    ncclCollNetPlugin_v9 symbol.' before 'Loaded collnet plugin SHARP (v8)': a probe for a newer
+    symbol, no word on CollNet; it hid the chains line and the NCCL_ALGO evidence. (2) The chains
+    line of a later run (a SHARP off / on comparison in one file) made the first run CollNet: only
+    the run's own lines count. (3) NCCL_COLLNET_ENABLE=0 is not overridden by an NCCL_ALGO."""
+    from commsim.calibrate.evidence import Evidence, Fact
+
+    probe = "gpu34:1:1 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin_v9 symbol."
+    chains = "gpu34:34088:34142 [0] NCCL INFO Connected Collnet Chains [0] 1->0->-1"
+    lines = [probe, SETTINGS_LINES[0], chains]
+    fact = infer_collnet(read_settings(lines), None, version="2.23.4", lines=lines)
+    assert fact is not None and fact.value is True and fact.evidence[0].line == 3
+    run1 = lines[:2]  # the run's own lines end before the chains line of the next run
+    first = infer_collnet(read_settings(run1), None, version="2.23.4", lines=run1)
+    assert first is not None and first.value is False and first.assumed
+    later = infer_collnet(read_settings(lines), None, version="2.23.4", lines=[chains], first_line=3)
+    assert later is not None and later.evidence[0].line == 3
+    info = "gpu34:1:1 [0] NCCL INFO NCCL_ALGO set by environment to CollNetChain"
+    off = ["gpu34:1:1 [0] NCCL INFO NCCL_COLLNET_ENABLE set by environment to 0.", info]
+    by_info = Fact("algorithms", "CollNetChain", (Evidence.at("CollNetChain", "NCCL INFO line", 2, info),))
+    assert infer_collnet(read_settings(off), None, forced=(("collnet_chain",), by_info)) is None
+
+
+def test_nccl_ignoring_a_collnet_algo_leaves_ring_and_tree() -> None:
+    """NCCL 'WARN CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET'
+    re-enables ring and tree (tuning.cc); the run was refused as needing --collnet. The forced
+    algorithms are now ring and tree, and the fact says NCCL ignored the setting."""
+    from commsim.calibrate.infer_settings import forced_choices
+
+    lines = [
+        SETTINGS_LINES[0],
+        "gpu34:1:1 [0] NCCL INFO NCCL_ALGO set by environment to CollNetChain",
+        "gpu34:1:1 [0] NCCL WARN CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET",
+    ]
+    facts, algorithms, _, _ = forced_choices(read_settings(lines), None, None, "all_reduce")
+    assert algorithms == ("ring", "tree")
+    assert facts["algorithms"].note == "NCCL ignored it (line 3): ring and tree"
+
+
+@pytest.mark.parametrize(
+    ("collective", "expected"),
+    [("all_reduce", ("tree",)), ("all_gather", ("ring",)), ("broadcast", None)],
+)
+def test_a_per_collective_nccl_algo_forces_each_collective_its_own(
+    collective: str, expected: tuple[str, ...] | None
+) -> None:
+    """NCCL 2.24+ takes NCCL_ALGO per collective ('allreduce:tree;allgather:ring', as vLLM and
+    SGLang set it). The all-reduce part was applied to every collective, so an all_gather log was
+    refused as 'no NCCL candidate of algorithm tree applies to all_gather'. Each collective takes
+    its own part; one the value does not name is not restricted."""
+    from commsim.calibrate.infer_settings import forced_choices
+
+    lines = ["gpu34:1:1 [0] NCCL INFO NCCL_ALGO set by environment to allreduce:tree;allgather:ring"]
+    _, algorithms, _, _ = forced_choices(read_settings(lines), None, None, collective)
+    assert algorithms == expected
 
 
 def test_outside_180_fell_back_and_is_priced_without_collnet() -> None:

@@ -150,12 +150,22 @@ PROTO_NAMES: dict[str, str] = {"ll": "LL", "ll128": "LL128", "simple": "Simple"}
 """NCCL_PROTO names (lower-case) to the model's protocol names."""
 
 
-def _names(value: str, table: dict[str, str]) -> tuple[set[str], bool]:
-    """Names listed in an NCCL_ALGO / NCCL_PROTO value, and whether the list excludes (``^``)."""
+def _names(value: str, table: dict[str, str], collective: str | None = None) -> tuple[set[str], bool]:
+    """Names listed in an NCCL_ALGO / NCCL_PROTO value for ``collective``, and whether the list
+    excludes (``^``).
+
+    NCCL 2.24+ takes a list per collective, ``allreduce:tree,ring;allgather:ring`` (vLLM and SGLang
+    set such values): the part naming the run's collective applies, else a part naming none; with
+    neither, nothing (an empty set) is forced on it. A run whose collective is unknown takes the
+    all-reduce part.
+    """
     text = value.strip()
-    if ";" in text or ":" in text:  # per-collective form "allreduce:tree,ring;..."; take the all-reduce part
-        parts = dict(p.split(":", 1) for p in text.split(";") if ":" in p)
-        text = parts.get("allreduce", text.split(":", 1)[-1])
+    if ";" in text or ":" in text:
+        function = (collective or "all_reduce").replace("_", "").lower()
+        parts = [part.strip() for part in text.split(";") if part.strip()]
+        named = {p.split(":", 1)[0].strip().lower(): p.split(":", 1)[1] for p in parts if ":" in p}
+        plain = [p for p in parts if ":" not in p]
+        text = named.get(function, plain[0] if plain else "")
     exclude = text.startswith("^")
     names = {table[t.strip().lower()] for t in text.lstrip("^").split(",") if t.strip().lower() in table}
     return names, exclude
@@ -181,13 +191,13 @@ def forced_choices(
     lists the setting, with a note saying so; ``--algo`` / ``--proto`` are followed as given.
     """
     facts: dict[str, Fact] = {}
-    algorithms, excluded = _forced_algorithms(settings, options_algorithms, facts)
+    algorithms, excluded = _forced_algorithms(settings, options_algorithms, facts, collective)
     nvls = setting(settings, "NCCL_NVLS_ENABLE")
     if setting_value(nvls) == "0":
         assert nvls is not None
         excluded |= {"nvls", "nvls_tree"}
         facts["nvls"] = Fact("nvls", False, (nvls,), note="NCCL_NVLS_ENABLE=0")
-    protocols = _forced_protocols(settings, options_protocols, facts)
+    protocols = _forced_protocols(settings, options_protocols, facts, collective)
     if collective in SEND_RECV_COLLECTIVES:
         if options_algorithms is None:
             algorithms, excluded = None, set()
@@ -215,10 +225,18 @@ def _not_applied(facts: dict[str, Fact], name: str, collective: str) -> None:
 
 
 def _forced_algorithms(
-    settings: RunSettings, options_algorithms: tuple[str, ...] | None, facts: dict[str, Fact]
+    settings: RunSettings,
+    options_algorithms: tuple[str, ...] | None,
+    facts: dict[str, Fact],
+    collective: str | None = None,
 ) -> tuple[tuple[str, ...] | None, set[str]]:
     """The algorithms ``--algo``, NCCL_ALGO or NCCL_TREE_THRESHOLD=0 allow and those NCCL_ALGO
-    excludes (``^``); the fact saying so goes into ``facts``."""
+    excludes (``^``); the fact saying so goes into ``facts``.
+
+    NCCL ignores an NCCL_ALGO that leaves only CollNet when CollNet failed to set up, and says so
+    ('CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET'): it re-enables
+    ring and tree (``tuning.cc``), so those two are what the run chose from.
+    """
     excluded: set[str] = set()
     algorithms = options_algorithms
     if algorithms is not None:
@@ -227,18 +245,20 @@ def _forced_algorithms(
     algo = setting(settings, "NCCL_ALGO")
     threshold = setting(settings, "NCCL_TREE_THRESHOLD")
     if algo is not None:
-        names, exclude = _names(str(algo.value), ALGO_NAMES)
+        names, exclude = _names(str(algo.value), ALGO_NAMES, collective)
+        ignored = (
+            _collnet_algo_ignored(settings) if names and names <= _COLLNET_ONLY and not exclude else None
+        )
+        note = "NCCL_ALGO restricts NCCL's choice"
+        if ignored is not None:
+            names, note = {"ring", "tree"}, f"NCCL ignored it (line {ignored.line}): ring and tree"
+        elif not names:
+            note = f"NCCL_ALGO names no algorithm for {collective or 'this collective'}"
         if exclude:
             excluded |= names
         elif names:
             algorithms = tuple(sorted(names))
-        facts["algorithms"] = Fact(
-            "algorithms",
-            str(algo.value),
-            (algo,),
-            option="--algo",
-            note="NCCL_ALGO restricts NCCL's choice",
-        )
+        facts["algorithms"] = Fact("algorithms", str(algo.value), (algo,), option="--algo", note=note)
     elif setting_value(threshold) == "0":
         assert threshold is not None
         algorithms = ("ring",)
@@ -252,8 +272,18 @@ def _forced_algorithms(
     return algorithms, excluded
 
 
+def _collnet_algo_ignored(settings: RunSettings) -> Evidence | None:
+    """NCCL's warning that it ignored an NCCL_ALGO of CollNet (CollNet failed to set up), or None."""
+    return next(
+        (e for e in settings.evidence.get("collnet", ()) if "ignoring NCCL_ALGO" in (e.text or "")), None
+    )
+
+
 def _forced_protocols(
-    settings: RunSettings, options_protocols: tuple[str, ...] | None, facts: dict[str, Fact]
+    settings: RunSettings,
+    options_protocols: tuple[str, ...] | None,
+    facts: dict[str, Fact],
+    collective: str | None = None,
 ) -> tuple[str, ...] | None:
     """The protocols ``--proto`` or NCCL_PROTO allow; the fact saying so goes into ``facts``."""
     protocols = options_protocols
@@ -262,7 +292,7 @@ def _forced_protocols(
         return protocols
     proto = setting(settings, "NCCL_PROTO")
     if proto is not None:
-        names, exclude = _names(str(proto.value), PROTO_NAMES)
+        names, exclude = _names(str(proto.value), PROTO_NAMES, collective)
         protocols = tuple(sorted(set(PROTO_NAMES.values()) - names if exclude else names)) or None
         facts["protocols"] = Fact(
             "protocols",
@@ -282,6 +312,9 @@ _CHAINS = re.compile(r"\bConnected Collnet Chains\b")
 
 _COLLNET_ONLY = frozenset({"collnet_direct", "collnet_chain"})
 
+_PROBE = re.compile(r"Failed to find ncclCollNetPlugin")
+"""NCCL's probe for a newer CollNet plugin symbol before it loads an older one: no word on CollNet."""
+
 
 def infer_collnet(
     settings: RunSettings,
@@ -289,6 +322,7 @@ def infer_collnet(
     *,
     version: str | None = None,
     lines: Sequence[str] = (),
+    first_line: int = 1,
     forced: tuple[tuple[str, ...], Fact] | None = None,
 ) -> Fact | None:
     """Whether the run used CollNet (the network switch's reduction, InfiniBand SHARP), or None when
@@ -298,24 +332,28 @@ def infer_collnet(
     succeeded. Before NCCL 2.23, ``Connected collnet + chain`` came before Direct's setup, which could
     still fail and turn CollNet off; from 2.23 (``version``) the chain's buffers are set up on their
     own, after CollNet's setup succeeded and only if CollNet is enabled, so its ``Connected Collnet
-    Chains`` line (in ``lines``, the log's lines) says CollNet ran. So does a log whose NCCL_ALGO
-    (``forced``: the algorithms it leaves and the fact read from the log) leaves only CollNet algorithms
-    and that printed rows with no NCCL line saying CollNet is unsupported, if NCCL's own INFO line says
-    NCCL_ALGO was set (so its warnings are printed too: releases that fall back to ring and tree warn
-    'CollNet is not supported or fails to initialize, ignoring NCCL_ALGO=COLLNET'; the others fail a
-    call no allowed algorithm can run). A missing plugin does not settle it either way: NCCL probes
-    plugin versions (``Failed to find ncclCollNetPlugin_v7``) before loading an older one.
-    ``NCCL_COLLNET_ENABLE=1`` alone is not enough: without a SHARP plugin and fabric NCCL falls back to
-    its other algorithms (outside log 180 sets it and its channels run over plain IB), so the fact is
-    then assumed off, naming the option.
+    Chains`` line (in ``lines``, the run's own lines, from ``first_line``) says CollNet ran. So does a
+    log whose NCCL_ALGO (``forced``: the algorithms it leaves and the fact read from the log) leaves
+    only CollNet algorithms and that printed rows with no NCCL line saying CollNet is unsupported, if
+    NCCL's own INFO line says NCCL_ALGO was set (so its warnings are printed too: releases that fall
+    back to ring and tree warn 'CollNet is not supported or fails to initialize, ignoring
+    NCCL_ALGO=COLLNET'; the others fail a call no allowed algorithm can run). A missing plugin does not
+    settle it either way: NCCL probes plugin versions (``Failed to find ncclCollNetPlugin_v7``) before
+    loading an older one. ``NCCL_COLLNET_ENABLE=1`` alone is not enough: without a SHARP plugin and
+    fabric NCCL falls back to its other algorithms (outside log 180 sets it and its channels run over
+    plain IB), so the fact is then assumed off, naming the option.
     """
     if option is not None:
         return Fact("collnet", option, (Evidence(option, f"option {COLLNET_OPTION}"),), option=COLLNET_OPTION)
     seen = settings.collnet
     if seen is not None and seen.value:
         return Fact("collnet", True, (seen,), option=COLLNET_OPTION, note="NCCL connected CollNet")
-    if seen is None:
-        chains = _chains_line(version, lines)
+    enable = setting(settings, "NCCL_COLLNET_ENABLE")
+    refuted = any(
+        not e.value and not _PROBE.search(e.text or "") for e in settings.evidence.get("collnet", ())
+    )
+    if not refuted and setting_value(enable) != "0":
+        chains = _chains_line(version, lines, first_line)
         if chains is not None:
             return Fact(
                 "collnet", True, (chains,), option=COLLNET_OPTION, note="NCCL connected CollNet chains"
@@ -323,7 +361,6 @@ def infer_collnet(
         if forced is not None and set(forced[0]) <= _COLLNET_ONLY and _info_line(forced[1]):
             note = "NCCL_ALGO leaves only CollNet algorithms and the run printed rows"
             return Fact("collnet", True, forced[1].evidence, option=COLLNET_OPTION, note=note)
-    enable = setting(settings, "NCCL_COLLNET_ENABLE")
     if setting_value(enable) == "1":
         assert enable is not None
         note = (
@@ -340,12 +377,12 @@ def _info_line(fact: Fact) -> bool:
     return any("NCCL INFO" in e.source for e in fact.evidence)
 
 
-def _chains_line(version: str | None, lines: Sequence[str]) -> Evidence | None:
+def _chains_line(version: str | None, lines: Sequence[str], first_line: int = 1) -> Evidence | None:
     """NCCL 2.23+'s ``Connected Collnet Chains`` line, as evidence that CollNet ran, or None."""
     release = parse_version(version)
     if release is None or release < (2, 23):
         return None
-    for number, text in enumerate(lines, start=1):
+    for number, text in enumerate(lines, start=first_line):
         if _CHAINS.search(text):
             return Evidence.at(
                 True, "NCCL INFO line (NCCL 2.23+ sets up CollNet chains only with CollNet)", number, text

@@ -169,7 +169,11 @@ def _nccl_facts(
     by_log = choices.get("algorithms") if options.algorithms is None else None
     forced = (algorithms, by_log) if algorithms and by_log is not None else None
     version = facts["nccl_version"].value
-    collnet = infer_collnet(settings, options.collnet, version=version, lines=raw.splitlines(), forced=forced)
+    first = log.first_line or 1
+    run_lines = raw.splitlines()[first - 1 : log.last_line]  # the run's own lines, not the file's
+    collnet = infer_collnet(
+        settings, options.collnet, version=version, lines=run_lines, first_line=first, forced=forced
+    )
     if collnet is not None:
         facts["collnet"] = collnet
     warnings += unmodelled

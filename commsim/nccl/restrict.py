@@ -91,5 +91,12 @@ def _collnet_needs(collective: Collective, m: NcclMachine, collnet: bool) -> str
     if m.nodes < 2:
         return "CollNet reduces in the network's switches, so only across nodes: this run is on one node"
     if collective is not Collective.ALL_REDUCE:
-        return f"CollNet serves all-reduce only, not {collective}"
-    return "CollNet all-reduce across nodes"
+        return (
+            f"commsim models CollNet for all-reduce only, not {collective} (NCCL 2.20+ also runs "
+            "all-gather and reduce-scatter over it)"
+        )
+    box = "one GPU per node" if m.per_node == 1 else f"{m.per_node} GPUs per node over {m.transport}"
+    return (
+        "CollNet Direct needs an NVSwitch box, NVLS across nodes Hopper or newer GPUs on one, CollNet "
+        f"Chain NCCL 2.12+: this run has {box}"
+    )
