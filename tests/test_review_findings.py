@@ -126,3 +126,18 @@ def test_markdown_quotes_without_a_space_or_nested_read_as_the_plain_log(quote: 
     quoted = "".join(quote + line for line in text.splitlines(keepends=True))
     plain, read = parse_nccl_tests(text, "x.txt"), parse_nccl_tests(quoted, "x.txt")
     assert read.rows == plain.rows and len(read.devices) == len(plain.devices) == 8
+
+
+def test_a_bandwidth_of_1000_gb_s_or_more_at_a_rows_end_is_whole() -> None:
+    """nccl-tests prints bandwidths with ``%6.2f``: below 1000 GB/s always two decimals, from 1000 on
+    fewer (the one-GPU H100 logs print ``1120.3``, ``19517``, ``1e+06``). A last row ending in its
+    in-place busbw ``531082`` (no #wrong) was taken as cut inside it and its in-place half dropped;
+    only a value below 1000 without two decimals is a cut."""
+    log_path = Path(__file__).parent / "data" / "h100-1gpu" / "all_reduce_1gpu.txt"
+    lines = log_path.read_text(encoding="utf-8").splitlines()
+    last = _row_indices(lines)[-1]
+    fields = lines[last].split()
+    lines[last] = "  ".join([*fields[:11], "531082"])  # in-place busbw printed whole, #wrong cut off
+    log = parse_nccl_tests("\n".join(lines[: last + 1]) + "\n", "x.txt")
+    row = log.rows[-1]
+    assert row.nbytes == int(fields[0]) and row.ip_busbw_Bps == pytest.approx(531082e9)

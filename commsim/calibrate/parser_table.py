@@ -299,8 +299,8 @@ def read_cut_row(
     The fields must be exactly the header's first columns, each of its kind,
     up to at least the out-of-place busbw, printed whole: a field after it, or
     the two decimals nccl-tests prints it with (``%6.2f``), so that a cut
-    inside it (``47`` or ``479.5`` of ``479.50``) is not read as a busbw (an in-place
-    bandwidth so cut is left out, the fields before it read). The
+    inside it (``47`` or ``479.5`` of ``479.50``) is not read as a busbw (a cut in-place
+    bandwidth is left out, and with it the in-place half, read whole or not at all). The
     in-place half and ``#wrong`` they lack stay unknown. None when they are
     not, or do not read.
     """
@@ -311,7 +311,7 @@ def read_cut_row(
     if not all(part.has("oop", name) for name in ("time", "algbw", "busbw")):
         return None
     last = part.columns[-1]
-    if last.name in ("algbw", "busbw") and not _TWO_DECIMALS.search(tokens[-1]):
+    if last.name in ("algbw", "busbw") and _looks_cut(tokens[-1]):
         if (last.slot, last.name) == ("oop", "busbw"):
             return None
         return read_cut_row(number, tokens[:-1], layout, fail)  # cut inside an in-place bandwidth
@@ -319,6 +319,18 @@ def read_cut_row(
         return read_row(number, tokens, part, fail)
     except ParseError:
         return None
+
+
+def _looks_cut(token: str) -> bool:
+    """A bandwidth nccl-tests would have printed otherwise: ``%6.2f`` gives values below 1000 two
+    decimals (``231.59``; ``231`` is a cut), while larger ones fill the six places with fewer
+    (``1120.3``, ``19517``), so those are read as whole."""
+    if _TWO_DECIMALS.search(token):
+        return False
+    try:
+        return float(token) < 1000
+    except ValueError:
+        return True
 
 
 def _required(value: float | None) -> float:

@@ -311,7 +311,7 @@ class TextReader:
         self.data.measured.extend(read[1])
         whole = "out-of-place time, algbw and busbw"
         if read[0].ip_time_s is not None:
-            whole = "out-of-place half and in-place time"
+            whole = "out-of-place and in-place times and bandwidths"
         self.data.warnings.append(
             f"line {line}: the last row of the table is truncated ({found} of {width} fields); its "
             f"{whole} are read, the rest is missing"
