@@ -239,3 +239,12 @@ def test_the_outside_logs_refused_for_these_gpus_now_validate(
     assert "not in the catalogue" not in out + err
     assert gpu in out
     assert "verdict:" in out
+
+
+@pytest.mark.parametrize("printed", ["NVIDIA TITAN V JHH Special Edition", "NVIDIA TITAN V CEO Edition"])
+def test_the_32_gb_titan_v_editions_are_not_the_12_gb_titan_v(printed: str) -> None:
+    """The TITAN V 'JHH Special Edition' / 'CEO Edition' is another card (32 GB HBM2, pci.ids 1dba,
+    not 1d81): the pattern ``\\bTITAN V\\b`` took it as the 12 GB, 652.8 GB/s TITAN V (review). It is
+    not in the catalogue, so it matches nothing, while the plain name still does."""
+    assert find_gpu(printed).spec is None
+    assert find_gpu("NVIDIA TITAN V").spec is not None
