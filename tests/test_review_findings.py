@@ -116,7 +116,7 @@ def test_a_table_header_followed_by_a_crash_quotes_what_follows() -> None:
     assert "follows it; no result to validate" in str(bare.value)
 
 
-@pytest.mark.parametrize("quote", [">", ">> ", "> > "])
+@pytest.mark.parametrize("quote", [">", ">> ", "> > ", "> > > > > "])
 def test_markdown_quotes_without_a_space_or_nested_read_as_the_plain_log(quote: str) -> None:
     """Every line quoted '>' with no space (valid Markdown) was half read: the rows starting '>   '
     were, the '>#  Rank ...' device list and '>#  size ...' header were not, and the log was refused
@@ -141,3 +141,21 @@ def test_a_bandwidth_of_1000_gb_s_or_more_at_a_rows_end_is_whole() -> None:
     log = parse_nccl_tests("\n".join(lines[: last + 1]) + "\n", "x.txt")
     row = log.rows[-1]
     assert row.nbytes == int(fields[0]) and row.ip_busbw_Bps == pytest.approx(531082e9)
+
+
+def test_a_table_header_followed_by_an_nccl_warning_names_it() -> None:
+    """The column header, then NCCL's 'WARN Cuda failure 'out of memory'', then nccl-tests' '# Out
+    of bounds' footer: the refusal said only that no result row follows; it now names NCCL's
+    warning and its line (the refusal of a run that stops before its table does so too)."""
+    lines = _a100_text().splitlines()
+    first_row = _row_indices(lines)[0]
+    warned = [
+        *lines[:first_row],
+        "thanos:1:1 [0] NCCL WARN Cuda failure 'out of memory'",
+        "# Out of bounds values : 0 OK",
+    ]
+    with pytest.raises(ParseError) as refused:
+        parse_nccl_tests("\n".join(warned) + "\n", "x.txt")
+    assert f"follows it: NCCL warns at line {first_row + 1}: Cuda failure 'out of memory';" in str(
+        refused.value
+    )

@@ -228,10 +228,16 @@ def _quoted_last(data: RunData) -> str:
 
 
 def _after_header(data: RunData) -> str:
-    """What ends the run after its column header, when something does: its last line, quoted."""
+    """What follows the run's column header, when something does: NCCL's first warning after it,
+    else the run's last line, quoted."""
     header = data.column_header
+    if header is None:
+        return ""
+    warn = data.nccl_warn
+    if warn is not None and warn[0] > header.line:
+        return f": NCCL warns at line {warn[0]}: {_NCCL_PREFIX.sub('', warn[1])[:120]}"
     text = (data.last_text or "").strip()
-    if header is None or data.last_line is None or data.last_line <= header.line or text[:1] in ("", "#"):
+    if data.last_line is None or data.last_line <= header.line or text[:1] in ("", "#"):
         return ""  # nothing after the header, or only its own '#' lines (the units)
     return f": its output ends at line {data.last_line}{_quoted_last(data)}"
 

@@ -112,7 +112,7 @@ def _strip_prefixes(line: str) -> tuple[str, int | None]:
     only (NCCL's channel lines name ranks as ``0[0] -> 1[1]``).
     """
     rank, tags = None, set()
-    for _ in range(4):  # a time stamp, a launcher, a tagger, a rank
+    for _ in range(8):  # a time stamp, a launcher, a tagger, a rank, quotes within quotes
         stripped = line
         for prefix in _PREFIXES:
             match = prefix.match(stripped)
