@@ -71,7 +71,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
@@ -80,11 +79,15 @@ from commsim.calibrate.fit_checks import check_one_machine, implausible, machine
 from commsim.calibrate.fit_problem import Case, Problem, solve, value_text
 from commsim.calibrate.fit_select import (
     CONDITION_LIMIT,
+    NOISE_RATIO,
     SENSITIVITY_FLOOR,
     UNDETERMINED,
     bound_notes,
     least_determined,
+    metric_note,
+    noise_notes,
     parameter_sigmas,
+    pooled_note,
     select,
 )
 from commsim.calibrate.parser import NcclTestsLog
@@ -95,7 +98,6 @@ from commsim.nccl.model import NcclModel
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
 from commsim.topology.linkkinds import FAMILIES, LINK_KINDS
 from commsim.topology.model import Topology
-from commsim.units import format_size
 
 __all__ = [
     "CONDITION_LIMIT",
@@ -121,11 +123,6 @@ FITTABLE: tuple[str, ...] = (
     "launch_s",
 )
 """Every parameter :func:`fit` can fit, in the order it considers them."""
-
-NOISE_RATIO = 1.2
-"""A size measured this many times slower than the next larger size is noise and left out of a fit:
-moving more bytes never takes less time, so such a row is a preempted iteration or a first-call
-cost, and least squares would bend physical parameters towards it."""
 
 
 def case_of(
@@ -261,30 +258,13 @@ def fit(
     _check_rows(rows, names)
     problem, theta, r, log_sigmas = _fit_determined(cases, base, names, dropped, fit is not None, rows)
     notes = bound_notes(problem, everything, theta, log_sigmas, dropped)
-    notes += _pooled_note(cases) + _noise_notes(cases)
+    notes += pooled_note(cases) + noise_notes(cases)
     before = Problem(cases, base, []).residuals(np.zeros(0))
     calibration = _calibration(problem, theta, r, log_sigmas, before, dropped, notes, problem.jacobians)
-    calibration = replace(calibration, notes=[*calibration.notes, *_metric_note(calibration, before, r)])
+    calibration = replace(calibration, notes=[*calibration.notes, *metric_note(calibration, before, r)])
     if out_of_sample and len(cases) > 1:
         calibration = replace(calibration, out_of_sample=_leave_one_out(cases, base, names))
     return calibration
-
-
-def _metric_note(calibration: Calibration, before: np.ndarray, after: np.ndarray) -> list[str]:
-    """Why the median |predicted / measured - 1| can rise although the fit improved: it minimises
-    the log ratio, under which a prediction twice too slow and one twice too fast weigh alike, while
-    the relative error counts the first as 100 % and the second as 50 %."""
-    rose = calibration.after["all"]["median_abs_error"] or 0.0
-    if rose <= (calibration.before["all"]["median_abs_error"] or 0.0):
-        return []
-    log_before, log_after = float(np.median(np.abs(before))), float(np.median(np.abs(after)))
-    return [
-        "the median |error| rose because the fit minimises the log of predicted / measured (twice too slow "
-        "and twice too fast weigh alike), which the relative error does not: the median |log ratio| went "
-        f"from {log_before:.3f} to {log_after:.3f}, and the sum of its squares from "
-        f"{float(before @ before):.3g} to {float(after @ after):.3g}; no one set of parameters fits every "
-        "size (the errors of each log follow)"
-    ]
 
 
 def _fit_determined(
@@ -306,26 +286,6 @@ def _fit_determined(
             raise CalibrationError(f"cannot fit {names[worst]}: {reason}")
         dropped[names.pop(worst)] = reason
         _check_rows(rows, names)
-
-
-def _noise_notes(cases: list[Case]) -> list[str]:
-    """One note per log with sizes left out as noise (slower than the next larger size)."""
-    return [
-        f"{Path(case.key).name}: left out {', '.join(format_size(n) for n in case.noisy)}, measured "
-        f"more than {NOISE_RATIO - 1:.0%} slower than the next larger size (noise, not the machine)"
-        for case in cases
-        if case.noisy
-    ]
-
-
-def _pooled_note(cases: list[Case]) -> list[str]:
-    machines = list(dict.fromkeys(c.machine for c in cases))
-    if len(machines) < 2:
-        return []
-    return [
-        f"pooled across {len(machines)} machines (across_machines=True): every fitted value is shared by "
-        "all of them, a compromise where they differ"
-    ]
 
 
 def _leave_one_out(

@@ -9,29 +9,46 @@ above :data:`CONDITION_LIMIT`). After a fit, :func:`parameter_sigmas` gives each
 log-parameter's 1-sigma from ``cov = s^2 (J^T J)^-1`` and
 :func:`least_determined` the one whose relative 1-sigma exceeds
 :data:`UNDETERMINED`, which :func:`commsim.calibrate.fit.fit` drops before
-fitting again; :func:`bound_notes` tells of a parameter fitted past the
-point where any predicted time depends on it (the logs only bound it).
+fitting again. The notes a fit adds: :func:`bound_notes` on a parameter
+fitted past the point where any predicted time depends on it (the logs only
+bound it), :func:`noise_notes` on sizes left out as noise, :func:`pooled_note`
+on logs of several machines fitted together, and :func:`metric_note` on a
+median relative error that rose although the fit's log-ratio objective fell.
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from commsim.calibrate.fit_problem import Case, Problem, get_value, value_text
 from commsim.nccl.machine import analyse
+from commsim.units import format_size
+
+if TYPE_CHECKING:
+    from commsim.calibrate.calibration import Calibration
 
 __all__ = [
     "CONDITION_LIMIT",
+    "NOISE_RATIO",
     "SENSITIVITY_FLOOR",
     "UNDETERMINED",
     "bound_notes",
     "least_determined",
+    "metric_note",
+    "noise_notes",
     "parameter_sigmas",
+    "pooled_note",
     "select",
 ]
 
+NOISE_RATIO = 1.2
+"""A size measured this many times slower than the next larger size is noise and left out of a fit:
+moving more bytes never takes less time, so such a row is a preempted iteration or a first-call
+cost, and least squares would bend physical parameters towards it."""
 SENSITIVITY_FLOOR = 1e-4
 """A parameter whose 1 % change moves no predicted time by 1e-4 % has no sensitivity."""
 CONDITION_LIMIT = 100.0
@@ -127,3 +144,40 @@ def _limiters(problem: Problem, theta: np.ndarray, everything: Problem, dropped:
     J = probe.jacobian(start, probe.residuals(start))
     names = [n for n, column in zip(probe.names, J.T) if np.max(np.abs(column)) >= SENSITIVITY_FLOOR]
     return f" ({', '.join(names)} limits instead)" if names else ""
+
+
+def metric_note(calibration: Calibration, before: np.ndarray, after: np.ndarray) -> list[str]:
+    """Why the median |predicted / measured - 1| can rise although the fit improved: it minimises
+    the log ratio, under which a prediction twice too slow and one twice too fast weigh alike, while
+    the relative error counts the first as 100 % and the second as 50 %."""
+    rose = calibration.after["all"]["median_abs_error"] or 0.0
+    if rose <= (calibration.before["all"]["median_abs_error"] or 0.0):
+        return []
+    log_before, log_after = float(np.median(np.abs(before))), float(np.median(np.abs(after)))
+    return [
+        "the median |error| rose because the fit minimises the log of predicted / measured (twice too slow "
+        "and twice too fast weigh alike), which the relative error does not: the median |log ratio| went "
+        f"from {log_before:.3f} to {log_after:.3f}, and the sum of its squares from "
+        f"{float(before @ before):.3g} to {float(after @ after):.3g}; no one set of parameters fits every "
+        "size (the errors of each log follow)"
+    ]
+
+
+def noise_notes(cases: list[Case]) -> list[str]:
+    """One note per log with sizes left out as noise (slower than the next larger size)."""
+    return [
+        f"{Path(case.key).name}: left out {', '.join(format_size(n) for n in case.noisy)}, measured "
+        f"more than {NOISE_RATIO - 1:.0%} slower than the next larger size (noise, not the machine)"
+        for case in cases
+        if case.noisy
+    ]
+
+
+def pooled_note(cases: list[Case]) -> list[str]:
+    machines = list(dict.fromkeys(c.machine for c in cases))
+    if len(machines) < 2:
+        return []
+    return [
+        f"pooled across {len(machines)} machines (across_machines=True): every fitted value is shared by "
+        "all of them, a compromise where they differ"
+    ]
