@@ -18,7 +18,7 @@ from typing import Any
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.parser import NcclTestsLog
-from commsim.hardware import GpuSpec
+from commsim.hardware import GpuMatch, GpuSpec
 from commsim.topology.model import Topology
 
 __all__ = ["BOARD_CLASSES", "HOST_GPUS", "Board", "board_for", "board_named", "build_box", "infer_gpu"]
@@ -102,15 +102,20 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[GpuSpec, Fact]:
         raise InferenceError(
             f"the log names its GPUs only as {printed!r} ({why}); give --gpu MODEL", log.source
         )
+    raise _unmatched(printed, match, log.source)
+
+
+def _unmatched(printed: str, match: GpuMatch, source: str | None) -> InferenceError:
+    """The refusal of a GPU name the catalogue has several entries for, or none."""
     if match.candidates:  # the name fits several entries: say so, and offer each
         options = " or ".join(f"--gpu {spec.key}" for spec in match.candidates)
-        raise InferenceError(
-            f"GPU {printed!r} cannot be told apart: {match.why}; give {options} (or --topology)", log.source
+        return InferenceError(
+            f"GPU {printed!r} cannot be told apart: {match.why}; give {options} (or --topology)", source
         )
-    raise InferenceError(
+    return InferenceError(
         f"GPU {printed!r} is not in the catalogue; give --gpu with a catalogue name "
         "(`commsim gpus` lists them) or --topology",
-        log.source,
+        source,
     )
 
 
