@@ -326,7 +326,8 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
     return Evidence.at(processes * threads * gpus, LAUNCHED, command.line, text)
 
 
-_PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$\s+)?")
+_PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)?")
+"""A shell prompt before a command: ``user@host:~$ ``, ``$ ``, or ``$> `` (log 287's page)."""
 _NOT_COMMAND = re.compile(r"^#\s*(?:Collective test|Rank\b)")
 _INLINE_CODE = re.compile(r"^`+([^`]+)`+$")
 """A command quoted as Markdown inline code in issue text (a backtick at each end of the line): the
