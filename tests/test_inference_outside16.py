@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from commsim.calibrate.inference_records import RunOptions
-from commsim.calibrate.parser_command import LAUNCHED
+from commsim.calibrate.parser_command import LAUNCHED, read_command
 from commsim.calibrate.validate import validate_file
 
 # 287: GitHub README "HPC AI Environments" (containers for Cray EX systems with the Slingshot
@@ -67,3 +69,39 @@ def test_a_plain_dollar_prompt_still_reads_the_same(tmp_path: Path) -> None:
     result = validate_file(path, options=RunOptions(gpu="GH200"))
     assert any(e.source == LAUNCHED for e in result.inference.facts["ranks"].evidence)
     assert "Tree" in str(result.inference.facts["algorithms"].value)
+
+
+def test_the_launchers_tasks_per_node_give_the_hosts(tmp_path: Path) -> None:
+    """287 lists no device, so with '--gpu GH200' its 8 ranks were spread by the board the GPU ships
+    on ('assumed nodes = 8', 'assumed gpus_per_node = 1'), though its srun starts 4 tasks per node
+    ('--ntasks-per-node=4') of one GPU each ('nThread 1 nGpus 1'): 2 hosts of 4 ranks, known."""
+    path = tmp_path / "slingshot.txt"
+    path.write_text(SLINGSHOT_PROMPT)
+    facts = validate_file(path, options=RunOptions(gpu="GH200")).inference.facts
+    per_node, nodes = facts["gpus_per_node"], facts["nodes"]
+    assert (per_node.value, per_node.assumed, nodes.value, nodes.assumed) == (4, False, 2, False)
+    assert "processes per host" in per_node.evidence[0].source and per_node.evidence[0].line == 3
+
+
+@pytest.mark.parametrize(
+    ("command", "per_host"),
+    [
+        ("srun -n 8 --ntasks-per-node=4 ./build/all_reduce_perf", 4),
+        ("srun --nodes=4 --ntasks-per-node 8 all_reduce_perf", 8),
+        ("mpirun -np 16 -H gpu-53:8,gpu-56:8 --mca pml ucx ./all_reduce_perf -g 1", 8),  # 280's
+        ("mpirun -np 2 -H 192.168.100.101:1,192.168.100.102:1 ./all_gather_perf", 1),
+        ("mpirun -np 512 --map-by ppr:8:node -hostfile h ./all_reduce_perf", 8),
+        ("mpirun --hostfile /workspace/hostfile -npernode 8 ./alltoall_perf", 8),
+        ("mpiexec -n 8 -ppn 4 ./all_reduce_perf", 4),
+        # not stated: Slurm lays -N 2 -n 8 out itself; 8 processes on 16 slots fill one host first;
+        # hosts of unequal slots; a count that is not a number; a per-host option of another launcher
+        ("srun -N 2 -n 8 all_reduce_perf", None),
+        ("mpirun -np 8 -H a:8,b:8 ./all_reduce_perf", None),
+        ("mpirun -np 12 -H a:8,b:4 ./all_reduce_perf", None),
+        ("mpirun -npernode $PPN ./all_reduce_perf", None),
+        ("mpirun --ntasks-per-node 4 ./all_reduce_perf", None),
+    ],
+)
+def test_processes_per_host_a_launcher_states(command: str, per_host: int | None) -> None:
+    parsed = read_command(command, 1)
+    assert parsed is not None and parsed.per_host == per_host

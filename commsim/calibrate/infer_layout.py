@@ -173,7 +173,7 @@ def infer_layout(
         p_fact = (
             given("gpus_per_node", gpus_per_node, "--gpus-per-node")
             if gpus_per_node is not None
-            else _per_node_without_list(log, ranks, host_gpus)
+            else _launcher_per_node(log, ranks) or _per_node_without_list(log, ranks, host_gpus)
         )
         n_fact = _divided("nodes", ranks, p_fact, "--nodes", log)
     if n_fact.value * p_fact.value != ranks:
@@ -214,6 +214,34 @@ def _divided(name: str, ranks: int, other: Fact, option: str, log: NcclTestsLog)
         option=option,
         note=f"{ranks} ranks / {other.value} ({other.name.replace('_', ' ')})"
         + (f"; {other.note}" if other.note else ""),
+    )
+
+
+LAUNCHER_PER_HOST = "launcher command line (processes per host x nThread x nGpus)"
+"""Source name of the ranks per host an MPI or Slurm launcher's options state."""
+
+
+def _launcher_per_node(log: NcclTestsLog, ranks: int) -> Fact | None:
+    """Ranks per host when the log lists no complete device list but its MPI or Slurm launcher
+    states the processes it starts on each host (``srun --ntasks-per-node 4``, ``mpirun -H a:8,b:8``,
+    ``-npernode 8`` ...; :func:`~commsim.calibrate.parser_command.read_command`): those processes x
+    nThread x nGpus, when they divide the run's ranks (a build without MPI runs one test per
+    process, of fewer ranks than the launcher starts on a host: then None)."""
+    from commsim.calibrate.parser_command import read_command
+
+    command = read_command(log.command, None) if log.command else None
+    if command is None or command.per_host is None:
+        return None
+    threads, gpus = log.header.get("nThread"), log.header.get("nGpus")
+    threads = threads if isinstance(threads, int) else command.threads or 1
+    gpus = gpus if isinstance(gpus, int) else command.gpus or 1
+    per = command.per_host * threads * gpus
+    if per < 1 or per > ranks or ranks % per:
+        return None
+    line = next((e.line for e in log.rank_evidence if e.source == LAUNCHED), None)
+    text = f"{command.per_host} process(es) per host x {threads} thread(s) x {gpus} GPU(s): {command.text}"
+    return Fact(
+        "gpus_per_node", per, (Evidence.at(per, LAUNCHER_PER_HOST, line, text),), option="--gpus-per-node"
     )
 
 

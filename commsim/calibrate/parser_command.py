@@ -94,6 +94,9 @@ class TestsCommand:
         The processes an MPI or Slurm launcher starts (``-np 16``, ``srun -N 2
         --ntasks-per-node 8``); None for other launchers, a bare command, or a
         count that is not a plain integer (``-n $GPUS``).
+    per_host : int or None
+        The processes an MPI or Slurm launcher starts on each host, when it
+        states the same number for every host (:func:`_per_host`); else None.
     """
 
     text: str
@@ -104,6 +107,7 @@ class TestsCommand:
     graph: int | None = None
     unknown: tuple[str, ...] = ()
     processes: int | None = None
+    per_host: int | None = None
 
     @property
     def one_process_ranks(self) -> int | None:
@@ -140,6 +144,65 @@ def _process_count(launcher: str | None, words: list[str]) -> int | None:
     if launcher == "srun" and nodes.isdigit() and per_node.isdigit():
         return int(nodes) * int(per_node)
     return None
+
+
+_PER_HOST = {"--ntasks-per-node": "srun", "-npernode": "mpi", "--npernode": "mpi", "-ppn": "mpi"}
+_PER_HOST |= {"--ppn": "mpi"}
+"""Options stating the processes per host: Slurm's, Open MPI's (``-npernode``), MPICH/Hydra's, Intel
+MPI's and Cray PALS's (``-ppn``)."""
+_HOST_LIST = {"-H", "--host", "-host", "--hosts", "-hosts"}
+_PPR = re.compile(r"^ppr:(\d+):node\b")
+
+
+def _per_host(launcher: str | None, words: list[str], processes: int | None) -> int | None:
+    """The processes an MPI or Slurm launcher starts on each host, when its options state it.
+
+    ``srun --ntasks-per-node 4``, ``mpirun -npernode 8``, ``mpiexec -ppn 8``, ``mpirun --map-by
+    ppr:8:node``, or a host list giving every host the same slots (``-H a:8,b:8``; a host without
+    ``:N`` has one slot, as Open MPI reads it) that the process count fills. None when nothing states
+    it, or its words disagree (``srun -N 2 -n 8`` leaves the layout to Slurm: not read).
+    """
+    if launcher is None or not _MPI_LAUNCHER.match(launcher):
+        return None
+    start = next(i for i, word in enumerate(words) if word.rsplit("/", 1)[-1] == launcher)
+    stated: set[int] = set()
+    index = start + 1
+    while index < len(words):
+        flag, value = words[index], None
+        if flag.startswith("-") and "=" in flag:
+            flag, value = flag.split("=", 1)
+        kind = _PER_HOST.get(flag)
+        per_host = kind is not None and (kind == "srun") == (launcher == "srun")
+        if per_host or flag in _HOST_LIST or flag in ("--map-by", "-map-by"):
+            if value is None:
+                index += 1
+                value = words[index] if index < len(words) else ""
+            ppr = _PPR.match(value)
+            if per_host:
+                stated.add(int(value) if value.isdigit() else 0)
+            elif flag in _HOST_LIST:
+                stated.add(_slots_per_host(value, processes) or 0)
+            elif ppr:
+                stated.add(int(ppr.group(1)))
+        index += 1
+    if len(stated) != 1 or 0 in stated:
+        return None
+    return stated.pop()
+
+
+def _slots_per_host(hosts: str, processes: int | None) -> int | None:
+    """Slots per host of a host list (``a:8,b:8``; ``a,b`` is one each) when every host has as many
+    and the process count (if stated) fills them; else None."""
+    slots: dict[str, int] = {}
+    for entry in hosts.split(","):
+        name, _, count = entry.partition(":")
+        if not name or (count and not count.isdigit()):
+            return None
+        slots[name] = slots.get(name, 0) + (int(count) if count else 1)
+    counts = set(slots.values())
+    if len(counts) != 1 or (processes is not None and processes != sum(slots.values())):
+        return None
+    return counts.pop()
 
 
 def _tokens(text: str) -> list[str]:
@@ -217,6 +280,7 @@ def read_command(text: str, line: int | None) -> TestsCommand | None:
         graph=found.get("graph"),
         unknown=tuple(unknown),
         processes=_process_count(launcher, words[:program]),
+        per_host=_per_host(launcher, words[:program], _process_count(launcher, words[:program])),
     )
 
 
