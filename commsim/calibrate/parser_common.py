@@ -112,6 +112,8 @@ def finish_log(
     if named is None and name is not None and any(CUT_LIST in (e.text or "") for e in collective_evidence):
         counted = []  # the rows' collective outweighs the cut list's count (probe 14's 257)
         ranks, evidence = _count_ranks(data, name, n_ranks, devices, command, counted)
+    elif named is None and name is not None and _only_bound(evidence):
+        ranks, evidence, counted = _recount(data, name, n_ranks, devices, command, (ranks, evidence, counted))
     warnings[at:at] = counted  # where the count's warnings always stood
     warnings += _check_warnings(data, name, ranks)
     complete = _complete(devices, ranks) and all(d.host for d in devices)
@@ -167,6 +169,34 @@ def _count_ranks(
     )
     warnings += command_warnings
     return resolve_ranks(n_ranks, devices, named, data, warnings, one_process)
+
+
+def _only_bound(evidence: tuple[Evidence, ...]) -> bool:
+    """Whether the rank count chosen rests on a lower bound (a launcher's prefix, nThread x nGpus)."""
+    from commsim.calibrate.parser_ranks import EXACT_SOURCES  # it reads this module's types
+
+    return evidence[0].source not in EXACT_SOURCES
+
+
+def _recount(
+    data: RunData,
+    name: str,
+    n_ranks: int | None,
+    devices: list[Device],
+    command: TestsCommand | None,
+    first: tuple[int, tuple[Evidence, ...], list[str]],
+) -> tuple[int, tuple[Evidence, ...], list[str]]:
+    """The rank count read again with the collective the rows decided, when the first count (read
+    without a collective: no binary named) rests on a lower bound. The busbw/algbw ratio says the
+    count only for a known collective's factor: busbw = algbw fits any n for broadcast but n = 2
+    for all_reduce (probe 16's 286: '[1,1]<stdout>' prefixes, 'at least 2', and busbw = algbw in
+    every row of an all_reduce). The first count stays when the second does not state one."""
+    counted: list[str] = []
+    try:
+        ranks, evidence = _count_ranks(data, name, n_ranks, devices, command, counted)
+    except ParseError:
+        return first
+    return (ranks, evidence, counted) if not _only_bound(evidence) else first
 
 
 def _which_collective(
