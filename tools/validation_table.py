@@ -694,6 +694,27 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
     "270_GB10-DGXSpark-2node-1gpu-RoCE-2links-IB_MERGE_NICS-allgather-512M-16G-NCCL2289.txt": (
         RunOptions(nic="roce_100g", nics_per_node=2),
         None,
+    ),  # sixteenth batch (probe 16: what the pages state)
+    # the page's 'rdma link': 8 mlx5 RDMA links per MI300X host (RoCE, GID index 3); their speed is not on it
+    "280_MI300X-AAC10-Slurm-2node-16rank-rccl-allreduce-8RoCE-HCAexclude-RankNoGroup-RCCL2223.txt": (
+        RunOptions(nics_per_node=8),
+        None,
+    ),
+    # OCI's GB300 page: the 2 hosts sit "on a Single Rack" (one NVL72 NVLink domain, NCCL_MNNVL_ENABLE=1)
+    "284_GB300-OCI-NVL72-2node-8rank-MNNVL-allreduce-8G-16G-elided.txt": (
+        RunOptions(nvlink_domain="shared"),
+        None,
+    ),
+    # "two nodes using four GPUs per node" on a Slingshot (SS11) Cray EX system; the page's topo -m of
+    # those nodes: 4 GPUs joined by NV6, 72 CPU cores each (GH200)
+    "287_GH200-CrayEX-Slingshot11-2node-8rank-srun-prompt-emptydevicelist-Tree-NCCL2205.txt": (
+        RunOptions(gpu="GH200", nodes=2, gpus_per_node=4, nic="slingshot_200g"),
+        None,
+    ),
+    # the page's hardware table: one Intel 10GbE NIC (enp3s0f0) per host, NCCL over TCP sockets
+    "288_H100PCIe+A100PCIe-2node-TCP10GbE-allreduce-selectedrows-outofplaceonly.txt": (
+        RunOptions(nic="tcp_10g", nics_per_node=1),
+        None,
     ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
