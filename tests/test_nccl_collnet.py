@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from commsim.algorithms.base import Problem
-from commsim.calibrate.infer_settings import infer_collnet
+from commsim.calibrate.infer_collnet import infer_collnet
 from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.settings import read_settings
 from commsim.collectives import Collective
