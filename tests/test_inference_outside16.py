@@ -71,31 +71,42 @@ def test_a_plain_dollar_prompt_still_reads_the_same(tmp_path: Path) -> None:
     assert "Tree" in str(result.inference.facts["algorithms"].value)
 
 
-def test_the_launchers_tasks_per_node_give_the_hosts(tmp_path: Path) -> None:
-    """287 lists no device, so with '--gpu GH200' its 8 ranks were spread by the board the GPU ships
-    on ('assumed nodes = 8', 'assumed gpus_per_node = 1'), though its srun starts 4 tasks per node
-    ('--ntasks-per-node=4') of one GPU each ('nThread 1 nGpus 1'): 2 hosts of 4 ranks, known."""
+def test_srun_tasks_per_node_beside_ntasks_is_only_a_maximum(tmp_path: Path) -> None:
+    """287's srun gives '-n 8 --ntasks-per-node=4' and no '-N'. srun(1): with --ntasks, "the
+    --ntasks option will take precedence and the --ntasks-per-node will be treated as a maximum
+    count of tasks per node", so inside an allocation of 4 nodes it runs 2 per node. The layout
+    was first read as known 2 x 4 (review); it stays assumed, naming the options (the page's
+    topology, 4 GH200 per node, is given as --nodes 2 --gpus-per-node 4 in the validation table)."""
     path = tmp_path / "slingshot.txt"
     path.write_text(SLINGSHOT_PROMPT)
     facts = validate_file(path, options=RunOptions(gpu="GH200")).inference.facts
-    per_node, nodes = facts["gpus_per_node"], facts["nodes"]
-    assert (per_node.value, per_node.assumed, nodes.value, nodes.assumed) == (4, False, 2, False)
-    assert "processes per host" in per_node.evidence[0].source and per_node.evidence[0].line == 3
+    assert facts["gpus_per_node"].assumed and facts["nodes"].assumed
+    given = RunOptions(gpu="GH200", nodes=2, gpus_per_node=4)
+    facts = validate_file(path, options=given).inference.facts
+    assert (facts["nodes"].value, facts["gpus_per_node"].value) == (2, 4)
 
 
 @pytest.mark.parametrize(
     ("command", "per_host"),
     [
-        ("srun -n 8 --ntasks-per-node=4 ./build/all_reduce_perf", 4),
+        ("srun -N 2 -n 8 --ntasks-per-node=4 ./build/all_reduce_perf", 4),
         ("srun --nodes=4 --ntasks-per-node 8 all_reduce_perf", 8),
         ("mpirun -np 16 -H gpu-53:8,gpu-56:8 --mca pml ucx ./all_reduce_perf -g 1", 8),  # 280's
         ("mpirun -np 2 -H 192.168.100.101:1,192.168.100.102:1 ./all_gather_perf", 1),
         ("mpirun -np 512 --map-by ppr:8:node -hostfile h ./all_reduce_perf", 8),
         ("mpirun --hostfile /workspace/hostfile -npernode 8 ./alltoall_perf", 8),
         ("mpiexec -n 8 -ppn 4 ./all_reduce_perf", 4),
-        # not stated: Slurm lays -N 2 -n 8 out itself; 8 processes on 16 slots fill one host first;
-        # hosts of unequal slots; a count that is not a number; a per-host option of another launcher
+        # a host list the count does not fill says nothing, so it does not veto a stated -ppn/-npernode
+        ("mpirun -n 8 -ppn 4 -hosts node1,node2 ./all_reduce_perf", 4),
+        ("mpirun -np 8 -npernode 4 -H a:8,b:8 ./all_reduce_perf", 4),
+        # not stated: Slurm lays -N 2 -n 8 out itself, and with -n, --ntasks-per-node is a maximum
+        # (srun(1)) unless -N times it is -n; a host list the count does not fill; hosts of unequal
+        # slots; a count that is not a number (nor a non-ASCII digit); another launcher's option
         ("srun -N 2 -n 8 all_reduce_perf", None),
+        ("srun -n 8 --ntasks-per-node=4 ./build/all_reduce_perf", None),
+        ("srun -N 2 -n 8 --ntasks-per-node=8 ./build/all_reduce_perf", None),
+        ("mpirun -np 8 -npernode \u00b2 ./all_reduce_perf", None),
+        ("mpirun -np \u00b2 ./all_reduce_perf", None),
         ("mpirun -np 8 -H a:8,b:8 ./all_reduce_perf", None),
         ("mpirun -np 12 -H a:8,b:4 ./all_reduce_perf", None),
         ("mpirun -npernode $PPN ./all_reduce_perf", None),

@@ -122,6 +122,19 @@ def _process_count(launcher: str | None, words: list[str]) -> int | None:
     """The process count an MPI or Slurm launcher's options (``words``, before the binary) state."""
     if launcher is None or not _MPI_LAUNCHER.match(launcher):
         return None
+    found = _counts(launcher, words)
+    if "total" in found:
+        total = found["total"]
+        return int(total) if total.isdecimal() else None
+    nodes, per_node = found.get("nodes", ""), found.get("per_node", "")
+    if launcher == "srun" and nodes.isdecimal() and per_node.isdecimal():
+        return int(nodes) * int(per_node)
+    return None
+
+
+def _counts(launcher: str, words: list[str]) -> dict[str, str]:
+    """What the launcher's count options say: ``total`` (``-np``, ``-n``, ``--ntasks``), ``nodes``
+    (``-N``, ``--nodes``) and ``per_node`` (``--ntasks-per-node``), as written."""
     start = next(i for i, word in enumerate(words) if word.rsplit("/", 1)[-1] == launcher)
     found: dict[str, str] = {}
     index = start + 1
@@ -129,7 +142,7 @@ def _process_count(launcher: str | None, words: list[str]) -> int | None:
         flag, value = words[index], None
         if flag.startswith("--") and "=" in flag:
             flag, value = flag.split("=", 1)
-        elif flag[:2] == "-n" and flag[2:].isdigit():  # srun -n16
+        elif flag[:2] == "-n" and flag[2:].isdecimal():  # srun -n16
             flag, value = "-n", flag[2:]
         if flag in _PROCESS_COUNT:
             if value is None:
@@ -137,13 +150,7 @@ def _process_count(launcher: str | None, words: list[str]) -> int | None:
                 value = words[index] if index < len(words) else ""
             found.setdefault(_PROCESS_COUNT[flag], value)
         index += 1
-    if "total" in found:
-        total = found["total"]
-        return int(total) if total.isdigit() else None
-    nodes, per_node = found.get("nodes", ""), found.get("per_node", "")
-    if launcher == "srun" and nodes.isdigit() and per_node.isdigit():
-        return int(nodes) * int(per_node)
-    return None
+    return found
 
 
 _PER_HOST = {"--ntasks-per-node": "srun", "-npernode": "mpi", "--npernode": "mpi", "-ppn": "mpi"}
@@ -164,6 +171,8 @@ def _per_host(launcher: str | None, words: list[str], processes: int | None) -> 
     """
     if launcher is None or not _MPI_LAUNCHER.match(launcher):
         return None
+    if launcher == "srun" and "total" in _counts(launcher, words):
+        return _srun_per_node(_counts(launcher, words))
     start = next(i for i, word in enumerate(words) if word.rsplit("/", 1)[-1] == launcher)
     stated: set[int] = set()
     index = start + 1
@@ -179,9 +188,11 @@ def _per_host(launcher: str | None, words: list[str], processes: int | None) -> 
                 value = words[index] if index < len(words) else ""
             ppr = _PPR.match(value)
             if per_host:
-                stated.add(int(value) if value.isdigit() else 0)
+                stated.add(int(value) if value.isdecimal() else 0)
             elif flag in _HOST_LIST:
-                stated.add(_slots_per_host(value, processes) or 0)
+                slots = _slots_per_host(value, processes)  # a list the count does not fill says nothing
+                if slots is not None:
+                    stated.add(slots)
             elif ppr:
                 stated.add(int(ppr.group(1)))
         index += 1
@@ -190,13 +201,23 @@ def _per_host(launcher: str | None, words: list[str], processes: int | None) -> 
     return stated.pop()
 
 
+def _srun_per_node(found: dict[str, str]) -> int | None:
+    """srun's tasks per node when ``-n`` is given: ``--ntasks`` then takes precedence and
+    ``--ntasks-per-node`` is only a maximum (srun(1)), so the layout is known only when ``-N`` and
+    ``--ntasks-per-node`` multiply to ``-n``; else Slurm decides it (None)."""
+    total, nodes, per_node = found.get("total", ""), found.get("nodes", ""), found.get("per_node", "")
+    if not (total.isdecimal() and nodes.isdecimal() and per_node.isdecimal()):
+        return None
+    return int(per_node) if int(nodes) * int(per_node) == int(total) else None
+
+
 def _slots_per_host(hosts: str, processes: int | None) -> int | None:
     """Slots per host of a host list (``a:8,b:8``; ``a,b`` is one each) when every host has as many
     and the process count (if stated) fills them; else None."""
     slots: dict[str, int] = {}
     for entry in hosts.split(","):
         name, _, count = entry.partition(":")
-        if not name or (count and not count.isdigit()):
+        if not name or (count and not count.isdecimal()):
             return None
         slots[name] = slots.get(name, 0) + (int(count) if count else 1)
     counts = set(slots.values())

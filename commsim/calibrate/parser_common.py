@@ -91,8 +91,9 @@ def finish_log(
     name) names among those the table allows
     (:func:`~commsim.calibrate.parser_collective.decide_collective`, told
     the NCCL version given as ``nccl_version``, else the one printed); the
-    number of ranks is read with the first two only, and busbw is checked
-    with the collective decided.
+    number of ranks is read with the first two, and read again with the
+    collective the rows decide when the first count rested on a cut device
+    list or a lower bound; busbw is checked with the collective decided.
     """
     _refuse_empty(data, run_index)
     warnings = list(data.warnings)
