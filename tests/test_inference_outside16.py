@@ -96,6 +96,7 @@ def test_srun_tasks_per_node_beside_ntasks_is_only_a_maximum(tmp_path: Path) -> 
         ("mpirun -np 512 --map-by ppr:8:node -hostfile h ./all_reduce_perf", 8),
         ("mpirun --hostfile /workspace/hostfile -npernode 8 ./alltoall_perf", 8),
         ("mpiexec -n 8 -ppn 4 ./all_reduce_perf", 4),
+        ("mpirun -np 8 -N 4 ./all_reduce_perf", 4),  # Open MPI's -N: processes per node
         # a host list the count does not fill says nothing, so it does not veto a stated -ppn/-npernode
         ("mpirun -n 8 -ppn 4 -hosts node1,node2 ./all_reduce_perf", 4),
         ("mpirun -np 8 -npernode 4 -H a:8,b:8 ./all_reduce_perf", 4),

@@ -158,16 +158,18 @@ _PER_HOST |= {"--ppn": "mpi"}
 """Options stating the processes per host: Slurm's, Open MPI's (``-npernode``), MPICH/Hydra's, Intel
 MPI's and Cray PALS's (``-ppn``)."""
 _HOST_LIST = {"-H", "--host", "-host", "--hosts", "-hosts"}
+_OPEN_MPI = re.compile(r"^(?:mpirun|orterun|prterun)\b")
+"""Open MPI's launchers, whose ``-N n`` is n processes per node (srun's ``-N`` counts nodes)."""
 _PPR = re.compile(r"^ppr:(\d+):node\b")
 
 
 def _per_host(launcher: str | None, words: list[str], processes: int | None) -> int | None:
     """The processes an MPI or Slurm launcher starts on each host, when its options state it.
 
-    ``srun --ntasks-per-node 4``, ``mpirun -npernode 8``, ``mpiexec -ppn 8``, ``mpirun --map-by
-    ppr:8:node``, or a host list giving every host the same slots (``-H a:8,b:8``; a host without
-    ``:N`` has one slot, as Open MPI reads it) that the process count fills. None when nothing states
-    it, or its words disagree (``srun -N 2 -n 8`` leaves the layout to Slurm: not read).
+    ``srun --ntasks-per-node 4``, ``mpirun -npernode 8`` (or Open MPI's ``-N 8``), ``mpiexec -ppn 8``,
+    ``mpirun --map-by ppr:8:node``, or a host list giving every host the same slots (``-H a:8,b:8``; a
+    host without ``:N`` has one slot, as Open MPI reads it) that the process count fills. None when
+    nothing states it, or its words disagree (``srun -N 2 -n 8`` leaves the layout to Slurm: not read).
     """
     if launcher is None or not _MPI_LAUNCHER.match(launcher):
         return None
@@ -180,7 +182,7 @@ def _per_host(launcher: str | None, words: list[str], processes: int | None) -> 
         flag, value = words[index], None
         if flag.startswith("-") and "=" in flag:
             flag, value = flag.split("=", 1)
-        kind = _PER_HOST.get(flag)
+        kind = _PER_HOST.get(flag) or ("mpi" if flag == "-N" and _OPEN_MPI.match(launcher) else None)
         per_host = kind is not None and (kind == "srun") == (launcher == "srun")
         if per_host or flag in _HOST_LIST or flag in ("--map-by", "-map-by"):
             if value is None:
