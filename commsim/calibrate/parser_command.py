@@ -173,8 +173,9 @@ def _per_host(launcher: str | None, words: list[str], processes: int | None) -> 
     """
     if launcher is None or not _MPI_LAUNCHER.match(launcher):
         return None
-    if launcher == "srun" and "total" in _counts(launcher, words):
-        return _srun_per_node(_counts(launcher, words))
+    counts = _counts(launcher, words) if launcher == "srun" else {}
+    if "total" in counts:
+        return _srun_per_node(counts)
     start = next(i for i, word in enumerate(words) if word.rsplit("/", 1)[-1] == launcher)
     stated: set[int] = set()
     index = start + 1
@@ -294,6 +295,7 @@ def read_command(text: str, line: int | None) -> TestsCommand | None:
         return None
     found, unknown = _read_options(words[program + 1 :])
     launcher = _launcher(words[:program])
+    processes = _process_count(launcher, words[:program])
     return TestsCommand(
         text=text,
         line=line,
@@ -302,8 +304,8 @@ def read_command(text: str, line: int | None) -> TestsCommand | None:
         gpus=found.get("gpus"),
         graph=found.get("graph"),
         unknown=tuple(unknown),
-        processes=_process_count(launcher, words[:program]),
-        per_host=_per_host(launcher, words[:program], _process_count(launcher, words[:program])),
+        processes=processes,
+        per_host=_per_host(launcher, words[:program], processes),
     )
 
 

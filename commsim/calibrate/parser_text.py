@@ -58,6 +58,7 @@ from commsim.calibrate.parser_run_lines import (
     scan_info,
 )
 from commsim.calibrate.parser_table import (
+    Column,
     Layout,
     boundary,
     fits,
@@ -248,12 +249,17 @@ class TextReader:
         self._half_rows_warning()
         self.skipped, self.pending, self.in_table = [], None, False
 
-    def _half_width(self) -> int | None:
-        """The number of fields of the header's out-of-place half, None when it has no in-place half."""
-        assert self.layout is not None, "a row is pending only inside a table"
+    def _out_of_place_columns(self) -> list[Column] | None:
+        """The header's columns before its in-place half, None when it has no in-place half."""
+        assert self.layout is not None, "only inside a table"
         columns = self.layout.columns
         half = next((i for i, c in enumerate(columns) if c.slot == "ip"), None)
-        return None if half is None else sum(c.width for c in columns[:half])
+        return None if half is None else list(columns[:half])
+
+    def _half_width(self) -> int | None:
+        """The number of fields of the header's out-of-place half, None when it has no in-place half."""
+        columns = self._out_of_place_columns()
+        return None if columns is None else sum(c.width for c in columns)
 
     def _out_of_place_half(self, pending: _Pending) -> None:
         """A short row followed by another row: read when it is exactly the header's out-of-place
@@ -273,9 +279,7 @@ class TextReader:
     def _half_rows_warning(self) -> None:
         if not self.half_rows or self.layout is None:
             return
-        columns = self.layout.columns
-        half = next(i for i, c in enumerate(columns) if c.slot == "ip")
-        labels = " ".join(c.label for c in columns[:half])
+        labels = " ".join(c.label for c in self._out_of_place_columns() or [])
         self.data.warnings.append(
             f"{line_spans(self.half_rows)}: result rows print only the out-of-place half of the header at "
             f"line {self.layout.line} ({labels}); their out-of-place figures are read, the in-place "
