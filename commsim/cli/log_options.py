@@ -101,8 +101,9 @@ Collnet = Annotated[
     typer.Option(
         "--collnet/--no-collnet",
         help="Whether the run used CollNet, the network switch's reduction (InfiniBand SHARP: "
-        "NCCL_COLLNET_ENABLE=1 with a SHARP plugin). Default: the log's 'Connected CollNet' line, else "
-        "not (NCCL's default).",
+        "NCCL_COLLNET_ENABLE=1 with a SHARP plugin). Default: what the log's NCCL lines say ('Connected "
+        "CollNet', from 2.23 'Connected Collnet Chains', or an NCCL_ALGO leaving only CollNet), else not "
+        "(NCCL's default).",
     ),
 ]
 Devices = Annotated[
