@@ -221,10 +221,10 @@ def test_one_model_replays_a_box_once_for_every_size() -> None:
     gpus = tuple(model.topology.devices_of_kind("gpu"))
     for size in (2.0**k for k in range(3, 33)):
         model.predict(Problem(model.topology, gpus, Collective.ALL_REDUCE, size))
-    assert len(model._memo) == 1
+    assert len(model.replays._memo) == 1
     other = model.with_params(NcclParams(efficiency={"pcie": 0.5}))
     other.predict(Problem(model.topology, gpus, Collective.ALL_REDUCE, 1e9))
-    assert len(model._memo) == 2  # shared: a new parameter set adds its own replay
+    assert len(model.replays._memo) == 2  # shared: a new parameter set adds its own replay
 
 
 def test_packed_rings_scale_with_their_links_efficiency() -> None:

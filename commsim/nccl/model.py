@@ -22,7 +22,7 @@ are the bottleneck, and misses host-bound small sizes by up to a third.
 
 :class:`NcclModel` holds what the model needs for one machine and release:
 ``NcclModel.of(topology, params, version)`` once, then ``predict`` for every
-size. Each model keeps the box bandwidths it has replayed, so a validation of
+size. Each model keeps the box bandwidths it has replayed (:mod:`commsim.nccl.replays`), so a validation of
 thirty sizes replays the box once; :meth:`NcclModel.with_params` shares them
 between parameter sets (a calibration tries many).
 """
@@ -30,7 +30,7 @@ between parameter sets (a calibration tries many).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from commsim.algorithms.base import Problem
@@ -39,16 +39,15 @@ from commsim.errors import AlgorithmError, UnknownNameError
 from commsim.nccl import candidates as cand
 from commsim.nccl import rccl
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
-from commsim.nccl.channels import ring_packing
 from commsim.nccl.chunking import fill_s
 from commsim.nccl.costs import NVLS_GENERATION, net_route_latency, nvlink_port_Bps, one_rank
-from commsim.nccl.intra import direct_algbw, efficiency_factors, host_path, intra_busbw, ring_schedule
-from commsim.nccl.machine import NcclMachine, analyse
-from commsim.nccl.network import crossing_send_Bps, network_Bps, node_hops, node_rings
+from commsim.nccl.intra import host_path, ring_schedule
+from commsim.nccl.machine import NcclMachine
 from commsim.nccl.overlap import overlapped_s
 from commsim.nccl.params import NcclParams
 from commsim.nccl.prediction import Candidate, NcclPrediction
 from commsim.nccl.rccl_tables import RcclTable, rccl_table_for
+from commsim.nccl.replays import Replays
 from commsim.nccl.restrict import allowed, none_allowed
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
 from commsim.topology.model import Topology
@@ -63,8 +62,6 @@ __all__ = [
     "ring_schedule",
 ]
 
-
-_Memo = dict[tuple[object, ...], float]
 
 AMD_TABLES = ("nccl", "rccl")
 """Cost tables an AMD GPU can be priced with (:class:`NcclModel` ``amd_tables``)."""
@@ -103,24 +100,24 @@ class NcclModel:
     amd_tables: str = "nccl"
     net_protocol: str | None = None
     collnet: bool = False
-    _memo: _Memo = field(default_factory=dict, repr=False)
-    _machines: dict[tuple[str, ...], NcclMachine] = field(default_factory=dict, repr=False)
-    _kinds: list[tuple[str, str]] = field(default_factory=list, repr=False)
-    _memo_packing: dict[tuple[object, ...], tuple[float, str] | None] = field(
-        default_factory=dict, repr=False
-    )
-    _scaled: dict[tuple[tuple[str, float], ...], Topology] = field(default_factory=dict, repr=False)
+    _replays: Replays | None = field(default=None, repr=False)
     _priced: dict[tuple[object, ...], tuple[NcclMachine, Bandwidths]] = field(
         default_factory=dict, repr=False
     )
     _raws: dict[tuple[object, ...], list[cand.Raw]] = field(default_factory=dict, repr=False)
-    _network_cache: dict[tuple[object, ...], tuple[list[tuple[str, ...]], frozenset[str]]] = field(
-        default_factory=dict, repr=False
-    )
 
     def __post_init__(self) -> None:
         if self.amd_tables not in AMD_TABLES:
             raise UnknownNameError("AMD cost table", self.amd_tables, AMD_TABLES)
+        if self._replays is None or self._replays.topology is not self.topology:
+            self._replays = Replays(self.topology)  # replace(model, topology=...) replays anew
+
+    @property
+    def replays(self) -> Replays:
+        """The machine's replayed bandwidths (shared by :meth:`with_params`)."""
+        if self._replays is None:
+            self._replays = Replays(self.topology)
+        return self._replays
 
     @classmethod
     def of(
@@ -152,101 +149,9 @@ class NcclModel:
         """RCCL's cost table of this release (AMD GPUs: :mod:`commsim.nccl.rccl`)."""
         return rccl_table_for(self.version)
 
-    def _intra(self, ranks: tuple[str, ...], transport: str, collective: Collective) -> float:
-        """The box's ring bus bandwidth, or for grouped sends the box's algorithm bandwidth."""
-        everything = self._factors(transport)
-        network = {kind for kind, family in self._kinds if family in ("infiniband", "ethernet")}
-        factors = {k: v for k, v in everything.items() if k not in network}  # the box's links only
-        direct = collective in P2P_COLLECTIVES and collective is not Collective.SEND_RECV
-        chain = collective in (Collective.BROADCAST, Collective.REDUCE)
-        if transport == "nvlink" and not direct:
-            packed = self._packing(ranks)
-            if packed is not None:  # one link kind: the optimum scales with its efficiency
-                total, kind = packed
-                return total * factors.get(kind, 1.0)
-        key = (ranks, transport, collective if direct else chain, tuple(sorted(factors.items())))
-        if key not in self._memo:
-            if direct:
-                self._memo[key] = direct_algbw(self.effective(factors), ranks, collective)
-            else:
-                self._memo[key] = intra_busbw(self.effective(factors), ranks, transport, chain)
-        return self._memo[key]
-
-    def _packing(self, ranks: tuple[str, ...]) -> tuple[float, str] | None:
-        """NCCL's packed rings at nominal speeds: (their total rate, the one link kind they use).
-
-        A linear programme's optimum scales with its capacities, so when every
-        link the rings use is of one kind, the rings at that kind's efficiency
-        reach exactly the nominal total times it; None when they use several
-        kinds (then the caller solves at the efficiencies) or cannot be packed.
-        """
-        key = ("packing", ranks)
-        if key not in self._memo_packing:
-            rings = ring_packing(self.topology, ranks)
-            result: tuple[float, str] | None = None
-            if rings:
-                kinds = self._route_kinds(
-                    (a, b) for order, _ in rings for a, b in zip(order, order[1:] + order[:1])
-                )
-                if len(kinds) == 1:
-                    result = (sum(rate for _, rate in rings), next(iter(kinds)))
-            self._memo_packing[key] = result
-        return self._memo_packing[key]
-
-    def _route_kinds(self, hops: Iterable[tuple[str, str]]) -> frozenset[str]:
-        """The link kinds the routes of ``hops`` (source, destination) cross on the nominal machine."""
-        topo = self.topology
-        return frozenset(topo.links[i].kind for a, b in hops for i in topo.route(a, b))
-
-    def _factors(self, transport: str) -> dict[str, float]:
-        """Link kind -> efficiency at which NCCL's channels run on this machine."""
-        if not self._kinds:
-            self._kinds.extend(sorted({(link.kind, link.family) for link in self.topology.links}))
-        return efficiency_factors(self._kinds, transport, self.params)
-
-    def effective(self, factors: dict[str, float]) -> Topology:
-        """The machine with its links at ``factors`` of their bandwidth and no latency (kept per factors)."""
-        key = tuple(sorted(factors.items()))
-        if key not in self._scaled:
-            self._scaled[key] = self.topology.scaled(factors, latency_s=0.0)
-        return self._scaled[key]
-
     def machine(self, ranks: tuple[str, ...]) -> NcclMachine:
         """What NCCL sees on ``ranks`` (kept: it does not depend on the parameters)."""
-        if ranks not in self._machines:
-            self._machines[ranks] = analyse(self.topology, ranks)
-        return self._machines[ranks]
-
-    def _network(self, ranks: tuple[str, ...], m: NcclMachine) -> float:
-        """A node's network bandwidth, replayed at NCCL's efficiencies (NICs, rails, fabric).
-
-        Kept per the efficiencies of the link kinds its channels' routes cross between nodes
-        (so a calibration that varies only NVLink efficiencies replays it once).
-        """
-        rings, kinds = self._network_routes(ranks, m.transport)
-        factors = {k: v for k, v in self._factors(m.transport).items() if k in kinds}
-        key = ("network", ranks, m.transport, tuple(sorted(factors.items())))
-        if key not in self._memo:
-            effective = self.effective({**{k: 1.0 for k, _ in self._kinds}, **factors})
-            self._memo[key] = network_Bps(effective, ranks, m.transport, rings)
-        return self._memo[key]
-
-    def _crossing_send(self, ranks: tuple[str, ...], m: NcclMachine) -> float:
-        """send/recv's rate of one rank's send to the next node, replayed alone at NCCL's efficiencies."""
-        key = ("send", ranks, m.transport, tuple(sorted(self._factors(m.transport).items())))
-        if key not in self._memo:
-            self._memo[key] = crossing_send_Bps(self.effective(self._factors(m.transport)), ranks)
-        return self._memo[key]
-
-    def _network_routes(
-        self, ranks: tuple[str, ...], transport: str
-    ) -> tuple[list[tuple[str, ...]], frozenset[str]]:
-        """NCCL's channels across nodes on the nominal machine, and the link kinds their hops cross."""
-        key = ("routes", ranks, transport)
-        if key not in self._network_cache:
-            rings = node_rings(self.topology, ranks, transport)
-            self._network_cache[key] = (rings, self._route_kinds(node_hops(rings)))
-        return self._network_cache[key]
+        return self.replays.machine(ranks)
 
     def bandwidths(self, ranks: tuple[str, ...], collective: Collective) -> tuple[NcclMachine, Bandwidths]:
         """What NCCL sees on ``ranks`` and the bandwidths and latencies the candidates are priced from.
@@ -261,15 +166,19 @@ class NcclModel:
     def _bandwidths(self, ranks: tuple[str, ...], collective: Collective) -> tuple[NcclMachine, Bandwidths]:
         topo, params = self.topology, self.params
         m = self.machine(ranks)
-        net_Bps = self._network(ranks, m) if m.nodes > 1 else math.inf
+        net_Bps = self.replays.network(ranks, m, params) if m.nodes > 1 else math.inf
         intra = math.inf
         if m.per_node > 1:
             box = topo.device(ranks[0]).box
             first_box = tuple(r for r in ranks if topo.device(r).box == box)
-            intra = self._intra(first_box, m.transport, collective)
+            intra = self.replays.intra(first_box, m.transport, collective, params)
         port = nvlink_port_Bps(topo, ranks[0]) * params.nvls_efficiency * NVLS_GENERATION.get(m.arch, 1.0)
         net_lat = net_route_latency(topo, m, ranks, params, self.net_protocol)
-        send = self._crossing_send(ranks, m) if collective is Collective.SEND_RECV and m.nodes > 1 else None
+        send = (
+            self.replays.crossing_send(ranks, m, params)
+            if collective is Collective.SEND_RECV and m.nodes > 1
+            else None
+        )
         return m, Bandwidths(intra, net_Bps, net_lat, port, parse_version(self.version), send)
 
     def predict(
