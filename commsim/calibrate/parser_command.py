@@ -34,6 +34,7 @@ __all__ = [
     "command_evidence",
     "find_command",
     "read_command",
+    "root_prompt",
 ]
 
 _PROGRAM = re.compile(
@@ -416,21 +417,18 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
 
 
 _PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)?")
-"""A shell prompt before a command: ``user@host:~$ ``, ``$ ``, or ``$> `` (log 287's page)."""
+"""A shell prompt before a command: ``# `` (root's), ``user@host:~$ ``, ``$ ``, ``$> `` (log 287's page)."""
 _NOT_COMMAND = re.compile(r"^#\s*(?:Collective test|Rank\b)")
 _INLINE_CODE = re.compile(r"^`+([^`]+)`+$")
 """A command quoted as Markdown inline code in issue text (a backtick at each end of the line): the
 backticks are the page's, not the shell's, and the last one would stick to the last option's value."""
+_ROOT_PROMPT = re.compile(r"^#\s")
 
 
-def find_command(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
-    """The last command line naming an nccl-tests binary (continuations joined), and its first line.
-
-    The last one before the run's table is the one that ran it: a page may show a one-node command
-    first and the multi-node one it ran below it (log 209: ``./all_reduce_perf ... -g 1``, then
-    ``mpirun -np 2 ... -g 8`` above a 16-rank table).
-    """
-    found: tuple[str | None, int | None] = (None, None)
+def _commands(lines: list[str], first_line: int) -> list[tuple[int, str]]:
+    """The lines naming an nccl-tests binary (continuations joined, inline code unquoted), with the
+    line each starts on; nccl-tests' own ``# Collective test ..``/``# Rank ..`` and NCCL's lines are none."""
+    found = []
     pending, start = "", first_line
     for number, line in enumerate(lines, start=first_line):
         text = line.strip()
@@ -442,5 +440,39 @@ def find_command(lines: list[str], first_line: int) -> tuple[str | None, int | N
         code = _INLINE_CODE.match(full)
         full = code.group(1).strip() if code else full
         if find_program(full) and not _NOT_COMMAND.match(full) and "NCCL INFO" not in full:
-            found = (_PROMPT.sub("", full, count=1), start)
+            found.append((start, full))
     return found
+
+
+def root_prompt(lines: list[str]) -> bool:
+    """Whether a ``# `` before a command in ``lines`` is root's shell prompt, not a shell comment.
+
+    A log shows the commands it ran after one prompt: root's is ``# ``, which is also how a script
+    comments a command out. So ``# `` is a prompt unless the lines show a command naming an
+    nccl-tests binary without a leading ``#`` (bare, or after ``$ ``): then that one ran and the
+    ``#`` lines are commented-out alternatives (``mpirun -np 16 ...`` above ``# mpirun -np 8 ...``).
+    nccl-tests' own ``#`` lines name no command (``# nThread 1 nGpus 1 ...``) or are not read as one
+    (``# Collective test starting: all_reduce_perf``), so they never decide it.
+    """
+    return all(text.startswith("#") for _, text in _commands(lines, 1))
+
+
+def find_command(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
+    """The last command line naming an nccl-tests binary (continuations joined), and its first line.
+
+    The last one before the run's table is the one that ran it: a page may show a one-node command
+    first and the multi-node one it ran below it (log 209: ``./all_reduce_perf ... -g 1``, then
+    ``mpirun -np 2 ... -g 8`` above a 16-rank table). A line starting with ``#`` is a command only
+    after root's prompt (``# ./build/all_reduce_perf ...``; :func:`root_prompt`): ``#./build/...``,
+    or ``# mpirun ...`` below a command shown without it, is commented out.
+    """
+    prompt = root_prompt(lines)
+    ran = [
+        (start, text)
+        for start, text in _commands(lines, first_line)
+        if not text.startswith("#") or (prompt and _ROOT_PROMPT.match(text))
+    ]
+    if not ran:
+        return None, None
+    start, text = ran[-1]
+    return _PROMPT.sub("", text, count=1), start

@@ -9,7 +9,7 @@ lines are read by :class:`~commsim.calibrate.parser_text.TextReader`.
 from __future__ import annotations
 
 from commsim.calibrate.parser import find_program
-from commsim.calibrate.parser_command import find_command
+from commsim.calibrate.parser_command import find_command, root_prompt
 from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.parser_lines import CleanText, find_topo_matrix
 from commsim.calibrate.parser_run_lines import NCCL_LOG, RUN_HEADER, TABLE_END, is_column_header
@@ -85,7 +85,7 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
     data.command, data.command_line = find_command(lines[:table], start + 1)  # after it: the next test's
     data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
     data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
-    data.settings = read_settings(lines, start + 1)
+    data.settings = read_settings(lines, start + 1, root_prompt=root_prompt(lines))
     filled = [n for n, line in enumerate(lines, start=start + 1) if line.strip()]
     data.first_line, data.last_line = start + 1, (filled[-1] if filled else end)
     data.last_text = text.lines[filled[-1] - 1].strip() if filled else None
@@ -119,7 +119,8 @@ def _table_start(text: str) -> bool:
 def _inherit(data: RunData, previous: RunData, earlier: list[str]) -> None:
     """A later run takes what it does not print itself from the text before it."""
     if earlier:
-        data.settings = inherit_settings(data.settings, read_settings(earlier, 1))
+        before = read_settings(earlier, 1, root_prompt=root_prompt(earlier))
+        data.settings = inherit_settings(data.settings, before)
     data.nccl_version = data.nccl_version or previous.nccl_version
     if not data.header and not data.devices:
         data.header, data.header_line, data.devices = previous.header, previous.header_line, previous.devices

@@ -118,7 +118,7 @@ class RunSettings:
     warnings: tuple[str, ...] = ()
 
 
-def read_settings(lines: Sequence[str], first_line: int = 1) -> RunSettings:
+def read_settings(lines: Sequence[str], first_line: int = 1, *, root_prompt: bool = True) -> RunSettings:
     """The settings the text lines of a log show.
 
     Parameters
@@ -127,6 +127,10 @@ def read_settings(lines: Sequence[str], first_line: int = 1) -> RunSettings:
         Log lines with launcher prefixes removed (``clean_lines``).
     first_line : int
         Line number of ``lines[0]`` in its file.
+    root_prompt : bool
+        Whether ``# `` before a command is root's shell prompt
+        (:func:`~commsim.calibrate.parser_command.root_prompt`); when False such a line is a
+        shell comment and sets nothing.
 
     Returns
     -------
@@ -135,7 +139,7 @@ def read_settings(lines: Sequence[str], first_line: int = 1) -> RunSettings:
     found = Found()
     for number, text in enumerate(lines, start=first_line):
         read_line(found, number, text)
-    read_commands(found, lines, first_line)
+    read_commands(found, lines, first_line, root_prompt=root_prompt)
     return _used_nics(lines, first_line, _settle(found))
 
 

@@ -30,12 +30,15 @@ _SHELL_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:=|$)")
 """A word ``export`` takes: ``NAME=value`` or ``NAME``."""
 _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 _PROMPT = re.compile(r"^(?:\$>\s+|[>$#]\s+|[\w.@:~/-]+[$#]\s+)")
+_COMMENT = re.compile(r"^#\s")
+"""Root's prompt, or a shell comment when the log shows its commands without it."""
 
 
-def read_commands(found: Found, lines: Sequence[str], first_line: int) -> None:
+def read_commands(found: Found, lines: Sequence[str], first_line: int, *, root_prompt: bool = True) -> None:
     """Add to ``found`` the settings of every command line in ``lines`` (``lines[0]`` is
-    line ``first_line``), each cited at the line of its command that names it."""
-    for number, command in _commands(lines, first_line):
+    line ``first_line``), each cited at the line of its command that names it; a line starting
+    with ``# `` is a command after root's prompt when ``root_prompt``, else a shell comment."""
+    for number, command in _commands(lines, first_line, root_prompt):
         last = {name: (value, source) for name, value, source in _command_settings(command)}
         for name, (value, source) in last.items():  # a command setting one name twice: the last wins
             if name in NOT_SETTINGS:
@@ -56,10 +59,12 @@ def _line_naming(lines: Sequence[str], first_line: int, start: int, name: str) -
     return naming
 
 
-def _commands(lines: Sequence[str], first_line: int) -> Iterator[tuple[int, str]]:
+def _commands(lines: Sequence[str], first_line: int, root_prompt: bool) -> Iterator[tuple[int, str]]:
     """Command lines (backslash continuations joined) with the line they start on."""
     pending, start = "", first_line
     for number, line in enumerate(lines, start=first_line):
+        if not pending and not root_prompt and _COMMENT.match(line.strip()):
+            continue
         text = _PROMPT.sub("", line.strip(), count=1) if not pending else line.strip().lstrip(">").strip()
         if not pending:
             start = number

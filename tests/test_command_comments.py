@@ -1,0 +1,63 @@
+"""A command commented out in a log is not the command that ran.
+
+Root's shell prompt is ``# ``, which is also how a script comments a command out; nccl-tests'
+own header lines start with ``# `` too (``# nThread 1 nGpus 8 ...``). A ``# `` line naming an
+nccl-tests binary is read as a command after root's prompt only when the log shows no command
+without it; beside a command shown bare (or after ``$ ``) it is a commented-out alternative, and
+neither its launcher nor its ``NCCL_*`` settings are read.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from commsim.calibrate.parser import parse_nccl_tests
+from commsim.calibrate.parser_command import LAUNCHED, find_command, root_prompt
+from commsim.errors import ParseError
+
+_HEADER = "# nThread 1 nGpus 1 minBytes 268435456 maxBytes 536870912 step: 2(factor) warmup iters: 5\n#\n"
+_TABLE = """\
+#                                  out-of-place                 in-place
+#  size    count  type redop root   time  algbw  busbw #wrong   time  algbw  busbw #wrong
+#   (B) (elements)                  (us) (GB/s) (GB/s)          (us) (GB/s) (GB/s)
+ 268435456  67108864 float sum -1 1423.3 188.60 188.60  0  1420.2 189.01 189.01  N/A
+ 536870912 134217728 float sum -1 2785.4 192.75 192.75  0  2772.2 193.66 193.66  N/A
+"""
+RAN = "mpirun -np 16 -x NCCL_ALGO=Ring ./build/sendrecv_perf -b 256M -e 512M -g 1"
+COMMENTED = "# mpirun -np 8 -x NCCL_ALGO=Tree ./build/sendrecv_perf -b 256M -e 512M -g 1"
+
+
+def test_a_commented_alternative_below_the_command_is_not_the_command() -> None:
+    """The '# mpirun -np 8' line (the last naming the binary) was stripped of its '# ' as a prompt
+    and read as the run's command: 8 ranks and NCCL_ALGO=Tree; the bare 'mpirun -np 16' above it ran."""
+    log = parse_nccl_tests(f"{RAN}\n{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
+    assert log.command == RAN
+    assert (log.n_ranks, log.rank_source) == (16, LAUNCHED)
+    assert [e.line for e in log.rank_evidence if e.source == LAUNCHED] == [1]
+    assert log.settings.env["NCCL_ALGO"].value == "Ring"
+    assert log.settings.env["NCCL_ALGO"].line == 1
+
+
+def test_a_commented_alternative_after_a_dollar_prompt_is_not_the_command() -> None:
+    """'$ ' is the prompt of the commands that ran, so a '# ' line beside them is a comment."""
+    log = parse_nccl_tests(f"$ {RAN}\n{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
+    assert (log.command, log.n_ranks) == (RAN, 16)
+
+
+def test_a_command_after_roots_prompt_alone_is_still_read() -> None:
+    """'# mpirun ...' with no command shown otherwise is root's prompt (outside log 65, the RTX 4090
+    page's '# ./build/all_reduce_perf ...'); nccl-tests' '# nThread ..' header does not change that."""
+    log = parse_nccl_tests(f"{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
+    assert log.command == COMMENTED[2:]
+    assert (log.n_ranks, log.rank_source) == (8, LAUNCHED)
+    assert log.settings.env["NCCL_ALGO"].value == "Tree"
+    assert root_prompt([COMMENTED, *_HEADER.splitlines(), *_TABLE.splitlines()])
+    assert not root_prompt([RAN, COMMENTED])
+
+
+def test_a_hash_without_a_space_is_a_comment_not_a_prompt() -> None:
+    """A prompt is followed by a space: '#./build/sendrecv_perf -g 8' is commented out, so it gives
+    no rank count (it was read as one process of 8 GPUs)."""
+    assert find_command(["#./build/sendrecv_perf -g 8"], 1) == (None, None)
+    with pytest.raises(ParseError, match="cannot tell the number of ranks"):
+        parse_nccl_tests("#./build/sendrecv_perf -b 256M -e 512M -g 8\n#\n" + _TABLE, "x.txt")
