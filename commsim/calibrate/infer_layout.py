@@ -238,11 +238,9 @@ def _launcher_per_node(log: NcclTestsLog, ranks: int) -> Fact | None:
     per = command.per_host * threads * gpus
     if per < 1 or per > ranks or ranks % per:
         return None
-    line = next((e.line for e in log.rank_evidence if e.source == LAUNCHED), None)
     text = f"{command.per_host} process(es) per host x {threads} thread(s) x {gpus} GPU(s): {command.text}"
-    return Fact(
-        "gpus_per_node", per, (Evidence.at(per, LAUNCHER_PER_HOST, line, text),), option="--gpus-per-node"
-    )
+    evidence = Evidence.at(per, LAUNCHER_PER_HOST, log.command_line, text)
+    return Fact("gpus_per_node", per, (evidence,), option="--gpus-per-node")
 
 
 def _per_node_without_list(log: NcclTestsLog, ranks: int, host_gpus: int | None) -> Fact:

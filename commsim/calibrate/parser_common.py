@@ -132,6 +132,7 @@ def finish_log(
         gpu_models=list(dict.fromkeys(d.model for d in devices)),
         nccl_version=data.nccl_version,
         command=data.command,
+        command_line=data.command_line,
         header=data.header,
         rows=data.rows,
         avg_busbw_Bps=_average_Bps(data.avg_busbw),

@@ -108,6 +108,8 @@ class NcclTestsLog:
         version nccl-tests reports, else None.
     command : str or None
         The command line that ran the test, if the log shows it.
+    command_line : int or None
+        The line of the log that command starts on (None without one, or for a ``-J`` document).
     header : dict
         The run header (``nThread``, ``nGpus``, ``minBytes``, ``maxBytes``,
         ``step``, ``warmup iters``, ``iters``, ``agg iters``, ``validation``,
@@ -191,6 +193,7 @@ class NcclTestsLog:
     first_line: int | None = None
     last_line: int | None = None
     settings: RunSettings = field(default_factory=RunSettings)
+    command_line: int | None = None
 
     @property
     def gpu_model(self) -> str | None:

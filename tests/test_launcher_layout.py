@@ -1,0 +1,42 @@
+"""The hosts and ranks per host a launcher's line states, cited at that line and held against
+--nodes/--gpus-per-node.
+
+``mpirun -H a:4,b:4`` starts 4 processes on each of 2 hosts (Open MPI reads ``:N`` as a host's
+slots); with ``-g 1`` that is 2 hosts x 4 ranks. The rows below are an 8-rank all-reduce (busbw is
+algbw x 2(8-1)/8 = 1.75), so the rank count rests on them and the layout on the launcher's line.
+"""
+
+from __future__ import annotations
+
+from commsim.calibrate.infer_layout import LAUNCHER_PER_HOST
+from commsim.calibrate.inference import RunOptions, infer_run
+from commsim.calibrate.parser import parse_nccl_tests
+
+_TABLE = """\
+# nThread 1 nGpus 1 minBytes 268435456 maxBytes 536870912 step: 2(factor) warmup iters: 5
+#
+#                                  out-of-place                 in-place
+#  size    count  type redop root   time  algbw  busbw #wrong   time  algbw  busbw #wrong
+#   (B) (elements)                  (us) (GB/s) (GB/s)          (us) (GB/s) (GB/s)
+ 268435456  67108864 float sum -1 2684.4 100.00 175.00  0  2684.4 100.00 175.00  0
+ 536870912 134217728 float sum -1 5368.7 100.00 175.00  0  5368.7 100.00 175.00  0
+"""
+LOG = "$ cd nccl-tests\n$ mpirun -H a:4,b:4 ./build/all_reduce_perf -b 256M -e 512M -g 1\n" + _TABLE
+"""Line 2: the command; no process count (-np), so its host list alone states the layout."""
+
+
+def _facts(options: RunOptions) -> tuple[dict, list[str]]:
+    log = parse_nccl_tests(LOG, "x.txt")
+    inference = infer_run(log, LOG, options)
+    return inference.facts, inference.warnings
+
+
+def test_a_host_list_alone_cites_the_command_line() -> None:
+    """Without -np the launcher gives no rank evidence, whose line the layout's evidence borrowed:
+    the ranks per host read from '-H a:4,b:4' cited no line (None)."""
+    assert parse_nccl_tests(LOG, "x.txt").command_line == 2
+    facts, _ = _facts(RunOptions(gpu="A100 SXM"))
+    per_node = facts["gpus_per_node"]
+    assert (per_node.value, per_node.assumed, facts["nodes"].value) == (4, False, 2)
+    assert (per_node.evidence[0].source, per_node.evidence[0].line) == (LAUNCHER_PER_HOST, 2)
+    assert facts["nodes"].evidence[0].line == 2
