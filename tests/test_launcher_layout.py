@@ -40,3 +40,23 @@ def test_a_host_list_alone_cites_the_command_line() -> None:
     assert (per_node.value, per_node.assumed, facts["nodes"].value) == (4, False, 2)
     assert (per_node.evidence[0].source, per_node.evidence[0].line) == (LAUNCHER_PER_HOST, 2)
     assert facts["nodes"].evidence[0].line == 2
+
+
+def test_nodes_against_the_launchers_layout_are_warned_naming_its_line() -> None:
+    """The launcher's line says 2 hosts x 4 ranks; --nodes 4 was used without a word (only a device
+    list was held against the options). The option still wins, and the warning names the line."""
+    facts, warnings = _facts(RunOptions(gpu="A100 SXM", nodes=4))
+    assert (facts["nodes"].value, facts["gpus_per_node"].value) == (4, 2)
+    said = [w for w in warnings if w.startswith("--nodes 4 disagrees")]
+    assert len(said) == 1 and "node count 2" in said[0] and "(line 2)" in said[0], warnings
+
+
+def test_gpus_per_node_against_the_launchers_layout_are_warned() -> None:
+    facts, warnings = _facts(RunOptions(gpu="A100 SXM", gpus_per_node=8))
+    assert (facts["nodes"].value, facts["gpus_per_node"].value) == (1, 8)
+    assert any(w.startswith("--gpus-per-node 8 disagrees") and "(line 2)" in w for w in warnings), warnings
+
+
+def test_options_the_launcher_agrees_with_are_not_warned() -> None:
+    _, warnings = _facts(RunOptions(gpu="A100 SXM", nodes=2, gpus_per_node=4))
+    assert not any("disagrees" in w for w in warnings), warnings

@@ -155,11 +155,13 @@ def infer_layout(
     listed = _from_device_list(log, ranks, warnings) or _one_process(log, ranks)
     if nodes is None and gpus_per_node is None and listed is not None:
         return listed
+    launcher = _launcher_per_node(log, ranks) if listed is None else None
+    stated = listed or (_launcher_layout(launcher, ranks, log) if launcher else None)
     if nodes is not None:
-        conflict("node count", "--nodes", nodes, listed.nodes if listed else None, warnings)
+        conflict("node count", "--nodes", nodes, stated.nodes if stated else None, warnings)
     if gpus_per_node is not None:
         conflict(
-            "GPUs per node", "--gpus-per-node", gpus_per_node, listed.per_node if listed else None, warnings
+            "GPUs per node", "--gpus-per-node", gpus_per_node, stated.per_node if stated else None, warnings
         )
     if nodes is not None and gpus_per_node is not None:
         n_fact, p_fact = (
@@ -173,7 +175,7 @@ def infer_layout(
         p_fact = (
             given("gpus_per_node", gpus_per_node, "--gpus-per-node")
             if gpus_per_node is not None
-            else _launcher_per_node(log, ranks) or _per_node_without_list(log, ranks, host_gpus)
+            else launcher or _per_node_without_list(log, ranks, host_gpus)
         )
         n_fact = _divided("nodes", ranks, p_fact, "--nodes", log)
     if n_fact.value * p_fact.value != ranks:
@@ -241,6 +243,11 @@ def _launcher_per_node(log: NcclTestsLog, ranks: int) -> Fact | None:
     text = f"{command.per_host} process(es) per host x {threads} thread(s) x {gpus} GPU(s): {command.text}"
     evidence = Evidence.at(per, LAUNCHER_PER_HOST, log.command_line, text)
     return Fact("gpus_per_node", per, (evidence,), option="--gpus-per-node")
+
+
+def _launcher_layout(per_node: Fact, ranks: int, log: NcclTestsLog) -> Layout:
+    """The hosts and ranks per host a launcher's line states (its ranks per host divide ``ranks``)."""
+    return Layout(_divided("nodes", ranks, per_node, "--nodes", log), per_node, None)
 
 
 def _per_node_without_list(log: NcclTestsLog, ranks: int, host_gpus: int | None) -> Fact:
