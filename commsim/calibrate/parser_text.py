@@ -10,21 +10,12 @@ NCCL's INFO lines and OpenMPI's help-aggregation notes after the table's
 last row (``comm 0x... - Destroy COMPLETE`` as the communicators are
 destroyed), which end the run. The units line (``(B) (elements) ...``) is
 nccl-tests' own with or without its ``#`` (extracts of the table drop it).
-Result rows before any column header (an excerpt that starts inside the
-table) are read in the standard layout their fields identify
-(:mod:`~commsim.calibrate.parser_headerless`), with a warning. A row that
-does not match its column header is a
-:class:`~commsim.errors.ParseError`, except in three cases, each with a
-warning:
-
-* a truncated last row of a table (a run killed mid-line) is dropped;
-* a row split in two (or more) by interleaved lines (``NCCL INFO``,
-  warnings, MPI help text) is rejoined when the start of the row and the
-  fragments after it fit the header's columns exactly, field for field;
-  only splits between whole fields are rejoined (a number cut in two is
-  not), and pieces that do not fit stay a ParseError naming the row's line;
-* a row fragment whose start is missing (it fits the last columns of the
-  header but cannot begin a row: its first field is no size) is skipped.
+A row that does not match its column header is a
+:class:`~commsim.errors.ParseError`, except a row cut short, split by
+interleaved lines, printed by its out-of-place half only, or read before any
+column header: :mod:`~commsim.calibrate.parser_partial_rows`, each with a
+warning; a row fragment whose start is missing (it fits the last columns of
+the header but cannot begin a row: its first field is no size) is skipped.
 
 How a log is cut into runs, each read by :class:`TextReader`, is
 :mod:`~commsim.calibrate.parser_runs`; how the lines other than result rows
@@ -36,13 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import NamedTuple
 
-from commsim.calibrate.parser import NcclTestsRow
-from commsim.calibrate.parser_bandwidth import Measured, printed
+from commsim.calibrate.parser_bandwidth import printed
 from commsim.calibrate.parser_checks import line_spans
 from commsim.calibrate.parser_common import ColumnHeader, RunData
-from commsim.calibrate.parser_headerless import headerless_layout
+from commsim.calibrate.parser_partial_rows import PartialRows, Pending
 from commsim.calibrate.parser_run_lines import (
     AVG_BUSBW,
     COMPILED_WITH,
@@ -58,15 +47,12 @@ from commsim.calibrate.parser_run_lines import (
     scan_info,
 )
 from commsim.calibrate.parser_table import (
-    Column,
     Layout,
-    boundary,
     fits,
     looks_like_row,
     read_cut_row,
     read_layout,
     read_row,
-    width_message,
     with_empty_columns,
     without_start,
 )
@@ -91,22 +77,7 @@ _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
 so no warning when one closes the block after a table without its footer (log 191)."""
 
 
-class _Pending(NamedTuple):
-    """The start of a result row with too few fields, waiting for the rest of the row.
-
-    ``strict`` is True when the start has the shape of a row (a row after it
-    is an error, and the table's last is dropped); a shorter start (two or
-    three fields) is other text after all if no fragment completes it.
-    """
-
-    lines: tuple[int, ...]
-    tokens: list[str]
-    strict: bool
-    text: str
-    cut_field: ParseError | None = None  # a whole-width row whose last field does not read
-
-
-class TextReader:
+class TextReader(PartialRows):
     """A line-by-line state machine over the text of one run."""
 
     def __init__(self, source: str | None) -> None:
@@ -116,7 +87,7 @@ class TextReader:
         self.library_version: str | None = None
         self.skipped: list[tuple[int, str]] = []
         self.orphans: list[int] = []  # result rows after a table's end, before another header
-        self.pending: _Pending | None = None
+        self.pending: Pending | None = None
         self.half_rows: list[int] = []  # rows printing only their out-of-place half
         self.last_row: int | None = None  # line of the current table's last row
         self.headerless: list[tuple[int, list[str]]] = []  # rows before any column header, read at its end
@@ -130,9 +101,6 @@ class TextReader:
             (AVG_BUSBW, self._avg_busbw),
             (OUT_OF_BOUNDS, self._out_of_bounds),
         ]
-
-    def _fail(self, message: str, line: int) -> ParseError:
-        return ParseError(message, source=self.data.source, line=line)
 
     def feed(self, number: int, line: str) -> None:
         """Read one cleaned line of the run (``number``: its line in the file)."""
@@ -182,48 +150,9 @@ class TextReader:
         if looks_like_row(tokens):
             self._row(number, tokens)
         elif self.pending is None and self._row_start(tokens):
-            self.pending = _Pending((number,), tokens, strict=False, text=text)
+            self.pending = Pending((number,), tokens, strict=False, text=text)
         else:
             self._not_a_row(number, text)
-
-    def _row_start(self, tokens: list[str]) -> bool:
-        """Whether a short line (2 or 3 fields) inside a table fits the first columns of its header."""
-        if self.layout is None or not self.in_table or not 2 <= len(tokens) < self.layout.width:
-            return False
-        head = boundary(self.layout.columns, len(tokens))
-        return head is not None and fits(tokens, self.layout.columns[:head])
-
-    def _continued(self, number: int, tokens: list[str]) -> bool:
-        """Join ``tokens`` to the pending row start if they are its next whole fields; True if joined."""
-        pending, layout = self.pending, self.layout
-        assert pending is not None and layout is not None
-        start = boundary(layout.columns, len(pending.tokens))
-        if start is None or not fits(pending.tokens, layout.columns[:start]):
-            return False
-        rest = layout.columns[start:]
-        end = boundary(rest, len(tokens))
-        if end is None or not fits(tokens, rest[:end]):
-            return False
-        lines, joined = (*pending.lines, number), pending.tokens + tokens
-        if len(joined) < layout.width:
-            self.pending = pending._replace(lines=lines, tokens=joined)
-            return True
-        self.pending = None
-        row, measured = read_row(lines[0], joined, layout, self._fail)
-        self.data.rows.append(row)
-        self.last_row = lines[-1]
-        self.data.measured.extend(measured)
-        self.data.warnings.append(
-            f"lines {', '.join(map(str, lines))}: one result row split by other lines was rejoined "
-            f"({layout.width} fields, as the column header at line {layout.line} announces)"
-        )
-        return True
-
-    def _drop_start(self) -> None:
-        """A short pending row start that nothing completed was other text after all."""
-        if self.pending is not None and not self.pending.strict:
-            self.skipped = sorted([*self.skipped, (self.pending.lines[0], self.pending.text)])
-            self.pending = None
 
     def _end_table(self) -> None:
         if self.headerless:
@@ -249,44 +178,6 @@ class TextReader:
         self._half_rows_warning()
         self.skipped, self.pending, self.in_table = [], None, False
 
-    def _out_of_place_columns(self) -> list[Column] | None:
-        """The header's columns before its in-place half, None when it has no in-place half."""
-        assert self.layout is not None, "only inside a table"
-        columns = self.layout.columns
-        half = next((i for i, c in enumerate(columns) if c.slot == "ip"), None)
-        return None if half is None else list(columns[:half])
-
-    def _half_width(self) -> int | None:
-        """The number of fields of the header's out-of-place half, None when it has no in-place half."""
-        columns = self._out_of_place_columns()
-        return None if columns is None else sum(c.width for c in columns)
-
-    def _out_of_place_half(self, pending: _Pending) -> None:
-        """A short row followed by another row: read when it is exactly the header's out-of-place
-        half (the in-place columns left empty, as some pages and old tools print), else refused."""
-        assert self.layout is not None, "a row is pending only inside a table"
-        read = None
-        if self._half_width() == len(pending.tokens):
-            read = read_cut_row(pending.lines[0], pending.tokens, self.layout, self._fail)
-        if read is None:
-            raise self._fail(width_message(pending.tokens, self.layout), pending.lines[0])
-        self.data.rows.append(read[0])
-        self.data.measured.extend(read[1])
-        self.last_row = pending.lines[0]
-        self.half_rows.append(pending.lines[0])
-        self.pending = None
-
-    def _half_rows_warning(self) -> None:
-        if not self.half_rows or self.layout is None:
-            return
-        labels = " ".join(c.label for c in self._out_of_place_columns() or [])
-        self.data.warnings.append(
-            f"{line_spans(self.half_rows)}: result rows print only the out-of-place half of the header at "
-            f"line {self.layout.line} ({labels}); their out-of-place figures are read, the in-place "
-            "ones are missing"
-        )
-        self.half_rows = []
-
     def _teardown(self, number: int, text: str) -> bool:
         """Whether a skipped line is NCCL's own INFO line before the table's first row (NCCL <= 2.7's
         'Launch mode Parallel' on the first call), or NCCL's or the launcher's teardown after its last."""
@@ -295,31 +186,6 @@ class TextReader:
         if first is None or number < first:
             return bool(_NCCL_INFO.match(text))
         return self.last_row is not None and number > self.last_row and bool(_TEARDOWN.match(text))
-
-    def _truncated_last_row(self, pending: _Pending) -> None:
-        """The table's last row, cut short: kept when its out-of-place half is whole, else dropped."""
-        assert self.layout is not None, "a row is pending only inside a table"
-        line, width = pending.lines[0], self.layout.width
-        found = str(len(pending.tokens))
-        if pending.cut_field is not None:
-            found = f"cut inside its last field {pending.text.split()[-1]!r}: {found}"
-        read = read_cut_row(line, pending.tokens, self.layout, self._fail)
-        if read is None:
-            self.data.dropped_row = (
-                f"line {line}: the last row of the table is truncated ({found} of {width} fields) "
-                "and was dropped"
-            )
-            self.data.warnings.append(self.data.dropped_row)
-            return
-        self.data.rows.append(read[0])
-        self.data.measured.extend(read[1])
-        whole = "out-of-place time, algbw and busbw"
-        if read[0].ip_time_s is not None:
-            whole = "out-of-place and in-place times and bandwidths"
-        self.data.warnings.append(
-            f"line {line}: the last row of the table is truncated ({found} of {width} fields); its "
-            f"{whole} are read, the rest is missing"
-        )
 
     def _device(self, number: int, match: re.Match[str]) -> None:
         self.data.devices.append(read_device(number, match))
@@ -390,7 +256,7 @@ class TextReader:
                 )
                 return
             else:
-                self.pending = _Pending((number,), tokens, strict=True, text=" ".join(tokens))
+                self.pending = Pending((number,), tokens, strict=True, text=" ".join(tokens))
                 return
         try:
             row, measured = read_row(number, tokens, layout, self._fail)
@@ -400,47 +266,10 @@ class TextReader:
             if read_cut_row(number, tokens[:-1], layout, self._fail) is None:
                 raise  # a field before the last is wrong (a negative time): no cut explains it
             # every field but the last reads: the text may end inside it (a page cut mid-number)
-            self.pending = _Pending(
+            self.pending = Pending(
                 (number,), tokens[:-1], strict=True, text=" ".join(tokens), cut_field=error
             )
             return
         self.data.rows.append(row)
         self.last_row = number
         self.data.measured.extend(measured)
-
-    def _read_headerless(self) -> None:
-        """Rows before any column header (an excerpt that starts inside the table), in a standard layout."""
-        rows, self.headerless = self.headerless, []
-        layout, how = headerless_layout(rows, self.units_per_s, self._fail)
-        self.layout = layout
-        names = frozenset(column.name for column in layout.columns)
-        self.data.column_header = ColumnHeader(
-            rows[0][0], names, headerless=True, per_rank_count=layout.time_per_s != 1e3
-        )
-        for number, tokens in rows:
-            read = self._headerless_row(number, tokens, layout, last=number == rows[-1][0])
-            if read is not None:
-                self.data.rows.append(read[0])
-                self.data.measured.extend(read[1])
-        self.last_row = rows[-1][0]
-        labels = " ".join(column.label for column in layout.columns)
-        self.data.warnings.append(
-            f"{line_spans([n for n, _ in rows])}: result rows without a column header (the text starts "
-            f"inside the table?) were read as nccl-tests' standard {layout.width}-field rows ({labels}), "
-            f"times {how}"
-        )
-
-    def _headerless_row(
-        self, number: int, tokens: list[str], layout: Layout, last: bool
-    ) -> tuple[NcclTestsRow, list[Measured]] | None:
-        """One header-less row; the last may be cut short (as under a header: see _truncated_last_row)."""
-        if len(tokens) == layout.width:
-            return read_row(number, tokens, layout, self._fail)
-        if not last:
-            raise self._fail(
-                f"result row has {len(tokens)} fields where the rows above it, without a column header, "
-                f"have {layout.width}; the row is truncated or garbled",
-                number,
-            )
-        self._truncated_last_row(_Pending((number,), tokens, strict=True, text=" ".join(tokens)))
-        return None
