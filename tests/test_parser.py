@@ -489,7 +489,13 @@ def test_json_row_lines() -> None:
         (lambda t: t.replace('"size":64,', '"size":"64",'), "results[3]: 'size' should be an integer", 8),
         (lambda t: t.replace('"alg_bw":0.005512', '"alg_bw":"fast"'), "results[3].out_of_place", 8),
         (lambda t: t.replace('"root":"    -1"', '"root":"top"', 1), "'root' should be an integer", 8),
-        (lambda t: t.replace('"time":', '"time":-', 1), "'time' should be a positive time (us)", 8),
+        (
+            lambda t: t.replace('"time":', '"time":-', 1),
+            "'time' should be a positive time of at most one day per call",
+            8,
+        ),
+        (lambda t: t.replace('"time":', '"time":Infinity, "was":', 1), "found inf", 8),
+        (lambda t: t.replace('"size":64,', f'"size":{2**50 + 1},'), "expected a size of at most 1 PiB", 8),
     ],
 )
 def test_json_errors(edit: object, message: str, line: int | None) -> None:
@@ -668,16 +674,32 @@ def test_mpi_help_text_inside_a_table_is_skipped() -> None:
         (
             "        1024           256     float     sum      -1     0.00    0.02    0.04      0    39.65"
             "    0.03    0.05      0",
-            "field 6 (out-of-place time) should be a positive time, found '0.00'",
+            "field 6 (out-of-place time) should be a positive time of at most one day per call "
+            "(8.64e+10 us), found '0.00'",
         ),
         (
             "        1024           256     float     sum      -1    42.05    0.02    0.04      0   -39.65"
             "    0.03    0.05      0",
-            "field 10 (in-place time) should be a positive time, found '-39.65'",
+            "field 10 (in-place time) should be a positive time of at most one day per call "
+            "(8.64e+10 us), found '-39.65'",
+        ),
+        (  # 1e300 us: a corrupt figure (one call of nccl-tests' 20 cannot take a day), not a slow run
+            "        1024           256     float     sum      -1    1e300    0.02    0.04      0    39.65"
+            "    0.03    0.05      0",
+            "field 6 (out-of-place time) should be a positive time of at most one day per call "
+            "(8.64e+10 us), found '1e300'",
+        ),
+        (  # 2**50 + 1 bytes: above 1 PiB, the largest size commsim models (commsim.units.MAX_SIZE_BYTES)
+            "  1125899906842625           256     float     sum      -1    42.05    0.02    0.04      0"
+            "    39.65    0.03    0.05      0",
+            "field 1 (size) should be a size of at most 1 PiB (1125899906842624 bytes), the largest "
+            "commsim models, found '1125899906842625'",
         ),
     ],
 )
-def test_zero_or_negative_time_names_its_line(replacement: str, message: str) -> None:
+def test_impossible_time_or_size_names_its_line(replacement: str, message: str) -> None:
+    """A row's time must be positive and at most a day per call, its size at most 1 PiB: a row
+    outside those is refused at its line, not priced (a 1e300 us row was kept and judged)."""
     with pytest.raises(ParseError, match=re.escape(message)) as info:
         parse_nccl_tests(a100_with_line(30, replacement), source="a100.txt")
     assert info.value.line == 30

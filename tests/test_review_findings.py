@@ -64,7 +64,9 @@ def test_a_bad_field_in_the_last_row_is_refused_as_it_is_mid_table() -> None:
         return [*fields[:5], "-3.0", *fields[6:]]
 
     with pytest.raises(
-        ParseError, match=r"field 6 \(out-of-place time\) should be a positive time, found '-3.0'"
+        ParseError,
+        match=r"field 6 \(out-of-place time\) should be a positive time of at most one day per call "
+        r"\(8.64e\+10 us\), found '-3.0'",
     ):
         parse_nccl_tests(_last_row_edited(negative), "x.txt")
 

@@ -42,3 +42,12 @@ def test_three_or_fewer_are_all_said_with_no_count() -> None:
     notes = non_monotone(log.rows, 8, large_only=False)
     assert len(notes) == 1 and "more row" not in notes[0]
     assert notes[0].startswith("the 16 B row (line 3, out-of-place) is 1.9x slower than the larger 64 B one")
+
+
+def test_a_huge_ratio_is_said_in_three_significant_digits() -> None:
+    """A 16 B row of 12,345,678.00 us against 5.00 us at 64 B is 2,469,135.6x slower: said as
+    '2.47e+06x', not as a long integer (a corrupt 1e300 us row printed 400 digits, review 27)."""
+    times = {16: 12345678.0, 64: 5.0, 256: 5.1}
+    log = parse_nccl_tests(_table(times), "x.txt", collective="all_reduce", n_ranks=8)
+    notes = non_monotone(log.rows, 8, large_only=False)
+    assert "is 2.47e+06x slower than the larger 64 B one" in notes[0]

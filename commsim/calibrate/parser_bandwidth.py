@@ -21,6 +21,7 @@ __all__ = [
     "BUSBW_FACTORS",
     "GBPS",
     "LEGACY_ALGBW",
+    "MAX_CALL_S",
     "SLACK",
     "Measured",
     "Printed",
@@ -29,6 +30,8 @@ __all__ = [
     "bandwidth_warnings",
     "legacy_algbw",
     "printed",
+    "size_fault",
+    "time_fault",
 ]
 
 
@@ -38,6 +41,28 @@ GBPS = 1e9
 
 SLACK = 1e-9
 """Relative slack for the floating-point error of our own arithmetic."""
+
+
+MAX_CALL_S = 86_400.0
+"""The longest time per call a result row may print: one day. nccl-tests times each size over 20
+calls after 5 warm-up ones by default, so a longer figure would be weeks at one size: a corrupt or
+edited row, not a measurement."""
+
+
+def time_fault(seconds: float) -> str | None:
+    """What a row's time per call (s) should be instead, or None when it is a measurement's."""
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_CALL_S):
+        return f"a positive time of at most one day per call ({MAX_CALL_S * 1e6:.4g} us)"
+    return None
+
+
+def size_fault(nbytes: int) -> str | None:
+    """What a row's size (bytes) should be instead, or None when commsim models it."""
+    from commsim.units import MAX_SIZE_BYTES
+
+    if nbytes > MAX_SIZE_BYTES:
+        return f"a size of at most 1 PiB ({MAX_SIZE_BYTES} bytes), the largest commsim models"
+    return None
 
 
 def _one(ranks: int) -> float:

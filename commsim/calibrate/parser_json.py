@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from commsim.calibrate.parser import Device, NcclTestsRow, find_program
-from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed
+from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed, size_fault, time_fault
 from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.settings import read_json_settings
 from commsim.calibrate.settings_lines import decode_version_code
@@ -179,6 +179,8 @@ def _read_result(result: object, where: _Where, data: RunData) -> None:
     nbytes = _integer(result, _key(result, "size"), where)
     if nbytes < 0:
         raise where.fail(f"'size' is {nbytes} bytes; a message size is 0 bytes or more")
+    if fault := size_fault(nbytes):
+        raise where.fail(f"'size' is {nbytes} bytes; expected {fault}")
     halves = {}
     for key, label in _HALVES:
         halves[key] = _half(result.get(key), nbytes, label, where, data)
@@ -218,9 +220,9 @@ def _half(
     if not isinstance(entry, dict):
         raise inner.fail(f"expected a measurement object, found {entry!r}")
     time_us = _number(entry, _key(entry, "time"), inner)
-    if not time_us > 0:
+    if fault := time_fault(time_us / 1e6):
         key = _key(entry, "time")
-        raise inner.fail(f"'{key}' should be a positive time (us), found {entry.get(key)!r}")
+        raise inner.fail(f"'{key}' should be {fault}, found {entry.get(key)!r}")
     algbw = _number(entry, _key(entry, "alg_bw"), inner)
     busbw = _number(entry, _key(entry, "bus_bw"), inner)
     wrong_key = _key(entry, "nwrong")

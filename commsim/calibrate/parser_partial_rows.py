@@ -18,6 +18,8 @@ these cases, each with a warning:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from commsim.calibrate.parser import NcclTestsRow
@@ -30,13 +32,58 @@ from commsim.calibrate.parser_table import (
     Layout,
     boundary,
     fits,
-    read_cut_row,
     read_row,
     width_message,
 )
 from commsim.errors import ParseError
 
-__all__ = ["PartialRows", "Pending"]
+__all__ = ["PartialRows", "Pending", "read_cut_row"]
+
+
+_TWO_DECIMALS = re.compile(r"\d\.\d\d$")
+"""A bandwidth as nccl-tests prints it (``%6.2f``): a cut inside it loses the decimals."""
+
+
+def read_cut_row(
+    number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
+) -> tuple[NcclTestsRow, list[Measured]] | None:
+    """A row cut short (a table's last, the run killed or the page cut), if its out-of-place half is whole.
+
+    The fields must be exactly the header's first columns, each of its kind,
+    up to at least the out-of-place busbw, printed whole: a field after it, or
+    the two decimals nccl-tests prints it with (``%6.2f``), so that a cut
+    inside it (``47`` or ``479.5`` of ``479.50``) is not read as a busbw (a cut in-place
+    bandwidth is left out, and with it the in-place half, read whole or not at all). The
+    in-place half and ``#wrong`` they lack stay unknown. None when they are
+    not, or do not read.
+    """
+    head = boundary(layout.columns, len(tokens))
+    part = Layout(layout.line, layout.columns[:head], layout.time_per_s) if head else None
+    if part is None or not fits(tokens, part.columns):
+        return None
+    if not all(part.has("oop", name) for name in ("time", "algbw", "busbw")):
+        return None
+    last = part.columns[-1]
+    if last.name in ("algbw", "busbw") and _looks_cut(tokens[-1]):
+        if (last.slot, last.name) == ("oop", "busbw"):
+            return None
+        return read_cut_row(number, tokens[:-1], layout, fail)  # cut inside an in-place bandwidth
+    try:
+        return read_row(number, tokens, part, fail)
+    except ParseError:
+        return None
+
+
+def _looks_cut(token: str) -> bool:
+    """A bandwidth nccl-tests would have printed otherwise: ``%6.2f`` gives values below 1000 two
+    decimals (``231.59``; ``231`` is a cut), while larger ones fill the six places with fewer
+    (``1120.3``, ``19517``), so those are read as whole."""
+    if _TWO_DECIMALS.search(token):
+        return False
+    try:
+        return float(token) < 1000
+    except ValueError:
+        return True
 
 
 class Pending(NamedTuple):

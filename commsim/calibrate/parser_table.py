@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from commsim.calibrate.parser import NcclTestsRow
-from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed, printed
+from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed, printed, size_fault, time_fault
 from commsim.errors import ParseError
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "fits",
     "looks_like_row",
     "names_printed",
-    "read_cut_row",
     "read_layout",
     "read_row",
     "width_message",
@@ -262,6 +261,8 @@ def read_row(
         raise fail(width_message(tokens, layout), number)
     cells = _Cells(number, tokens, layout, fail)
     nbytes = cells.integer("", "size", "size")
+    if fault := size_fault(nbytes):
+        raise cells.bad("", "size", fault)
     measured: list[Measured] = []
     oop = cells.half("oop", nbytes, measured, optional=False)
     ip = cells.half("ip", nbytes, measured, optional=True)
@@ -285,52 +286,6 @@ def read_row(
         ip_max_error=ip.max_error,
     )
     return row, measured
-
-
-_TWO_DECIMALS = re.compile(r"\d\.\d\d$")
-"""A bandwidth as nccl-tests prints it (``%6.2f``): a cut inside it loses the decimals."""
-
-
-def read_cut_row(
-    number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
-) -> tuple[NcclTestsRow, list[Measured]] | None:
-    """A row cut short (a table's last, the run killed or the page cut), if its out-of-place half is whole.
-
-    The fields must be exactly the header's first columns, each of its kind,
-    up to at least the out-of-place busbw, printed whole: a field after it, or
-    the two decimals nccl-tests prints it with (``%6.2f``), so that a cut
-    inside it (``47`` or ``479.5`` of ``479.50``) is not read as a busbw (a cut in-place
-    bandwidth is left out, and with it the in-place half, read whole or not at all). The
-    in-place half and ``#wrong`` they lack stay unknown. None when they are
-    not, or do not read.
-    """
-    head = boundary(layout.columns, len(tokens))
-    part = Layout(layout.line, layout.columns[:head], layout.time_per_s) if head else None
-    if part is None or not fits(tokens, part.columns):
-        return None
-    if not all(part.has("oop", name) for name in ("time", "algbw", "busbw")):
-        return None
-    last = part.columns[-1]
-    if last.name in ("algbw", "busbw") and _looks_cut(tokens[-1]):
-        if (last.slot, last.name) == ("oop", "busbw"):
-            return None
-        return read_cut_row(number, tokens[:-1], layout, fail)  # cut inside an in-place bandwidth
-    try:
-        return read_row(number, tokens, part, fail)
-    except ParseError:
-        return None
-
-
-def _looks_cut(token: str) -> bool:
-    """A bandwidth nccl-tests would have printed otherwise: ``%6.2f`` gives values below 1000 two
-    decimals (``231.59``; ``231`` is a cut), while larger ones fill the six places with fewer
-    (``1120.3``, ``19517``), so those are read as whole."""
-    if _TWO_DECIMALS.search(token):
-        return False
-    try:
-        return float(token) < 1000
-    except ValueError:
-        return True
 
 
 def _required(value: float | None) -> float:
@@ -358,7 +313,7 @@ class _Cells:
         cell = self.cells.get((slot, name))
         return cell[1] if cell else None
 
-    def _bad(self, slot: str, name: str, expected: str) -> ParseError:
+    def bad(self, slot: str, name: str, expected: str) -> ParseError:
         field, token = self.cells[(slot, name)]
         what = f"{_SLOT_NAMES[slot]} {name}".strip()
         return self.fail(f"field {field} ({what}) should be {expected}, found {token!r}", self.line)
@@ -366,7 +321,7 @@ class _Cells:
     def integer(self, slot: str, name: str, what: str) -> int:
         token = self.text(slot, name) or ""
         if not INTEGER.match(token):
-            raise self._bad(slot, name, "an integer")
+            raise self.bad(slot, name, "an integer")
         return int(token)
 
     def number(self, slot: str, name: str, optional: bool) -> Printed | None:
@@ -376,7 +331,7 @@ class _Cells:
         try:
             return printed(token)
         except ValueError:
-            raise self._bad(slot, name, "a number" + (" or N/A" if optional else "")) from None
+            raise self.bad(slot, name, "a number" + (" or N/A" if optional else "")) from None
 
     def half(self, slot: str, nbytes: int, measured: list[Measured], optional: bool) -> _Half:
         time = self.number(slot, "time", optional)
@@ -386,9 +341,9 @@ class _Cells:
         error = self.number(slot, "error", optional=True)
         if time is None or algbw is None or busbw is None:
             return _Half(None, None, None, None, None)
-        if not time.value > 0:
-            raise self._bad(slot, "time", "a positive time")
         seconds = time.divided(self.time_per_s)
+        if fault := time_fault(seconds.value):
+            raise self.bad(slot, "time", fault)
         label = _SLOT_NAMES[slot]
         measured.append(Measured(self.line, label, nbytes, seconds, algbw, busbw))
         return _Half(

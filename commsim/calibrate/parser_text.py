@@ -31,7 +31,7 @@ from collections.abc import Callable
 from commsim.calibrate.parser_bandwidth import printed
 from commsim.calibrate.parser_checks import line_spans
 from commsim.calibrate.parser_common import ColumnHeader, RunData
-from commsim.calibrate.parser_partial_rows import PartialRows, Pending
+from commsim.calibrate.parser_partial_rows import PartialRows, Pending, read_cut_row
 from commsim.calibrate.parser_run_lines import (
     AVG_BUSBW,
     COMPILED_WITH,
@@ -50,7 +50,6 @@ from commsim.calibrate.parser_table import (
     Layout,
     fits,
     looks_like_row,
-    read_cut_row,
     read_layout,
     read_row,
     with_empty_columns,

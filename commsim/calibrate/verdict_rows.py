@@ -42,7 +42,7 @@ def non_monotone(rows: Sequence[NcclTestsRow], ranks: int, *, large_only: bool) 
                 (
                     time_s / next_s,
                     index,
-                    f"the {_size(row.nbytes)} row (line {row.line}, {label}) is {time_s / next_s:.1f}x "
+                    f"the {_size(row.nbytes)} row (line {row.line}, {label}) is {_times(time_s / next_s)} "
                     f"slower than the larger {_size(bigger.nbytes)} one: a disturbed measurement",
                 )
             )
@@ -144,3 +144,8 @@ def _size(nbytes: int) -> str:
     from commsim.units import format_size
 
     return format_size(nbytes)
+
+
+def _times(ratio: float) -> str:
+    """``1.7x``; a ratio of 1000 or more in three significant digits (``1.23e+04x``), not a long integer."""
+    return f"{ratio:.1f}x" if ratio < 1000 else f"{ratio:.3g}x"
