@@ -22,6 +22,7 @@ from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.settings import RunSettings, p2p_disabled, setting, setting_value, shm_disabled
 from commsim.hardware import GpuSpec
 from commsim.nccl.candidates import P2P_COLLECTIVES
+from commsim.nccl.tuning import NEWEST_MODELLED, version_note
 
 __all__ = [
     "ALGO_NAMES",
@@ -114,18 +115,28 @@ _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 def infer_version(settings: RunSettings, option: str | None, log_version: str | None) -> Fact:
     """The NCCL version the prediction follows."""
     if option is not None:
-        if not _VERSION.match(option):
-            raise InferenceError(f"--nccl-version {option!r} should look like 2.21 or 2.26.2")
-        return given("nccl_version", option, "--nccl-version")
+        if not (match := _VERSION.match(option)) or int(match.group(1)) < 2:
+            raise InferenceError(
+                f"--nccl-version {option!r} should be an NCCL 2 release like 2.21 or 2.26.2 (nccl-tests "
+                "runs on NCCL 2; commsim models 2.4 to " + ".".join(map(str, NEWEST_MODELLED)) + ")"
+            )
+        return given("nccl_version", option, "--nccl-version", version_note(option) or "")
     seen = settings.version
     if seen is not None:
-        return Fact("nccl_version", str(seen.value), (seen,), option="--nccl-version")
+        return Fact(
+            "nccl_version",
+            str(seen.value),
+            (seen,),
+            option="--nccl-version",
+            note=version_note(str(seen.value)) or "",
+        )
     if log_version:
         return Fact(
             "nccl_version",
             log_version,
             (Evidence(log_version, "NCCL version line"),),
             option="--nccl-version",
+            note=version_note(log_version) or "",
         )
     return Fact(
         "nccl_version",

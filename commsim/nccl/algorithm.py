@@ -27,6 +27,7 @@ from commsim.nccl.intra import chain_schedule, packed_rings
 from commsim.nccl.model import P2P_COLLECTIVES, NcclModel, NcclPrediction, ring_schedule
 from commsim.nccl.network import MAX_CHANNEL_RANKS, node_rings, node_trees
 from commsim.nccl.params import NcclParams
+from commsim.nccl.tuning import version_note
 from commsim.schedule import Schedule
 from commsim.topology.model import Topology
 from commsim.units import format_bandwidth, format_time
@@ -151,6 +152,8 @@ class Nccl(Algorithm):
         era = self.model(problem.topology).table.name
         given = self.params.nccl_version
         version = f"{given}, tables of its {era} era" if given else f"newest, tables of the {era} era"
+        if note := version_note(given):
+            version += f"; {note}"
         host = (
             "none: the calls are replayed from a CUDA graph"
             if self.params.cuda_graph
