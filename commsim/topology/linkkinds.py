@@ -22,51 +22,26 @@ fabric.
 NVSwitch ports need no kind of their own: a GPU's port on an NVSwitch is a
 bundle of ordinary NVLink links (``nvlink3`` x 12 on A100, ``nvlink4`` x 18
 on H100), written with ``count``.
+
+The kinds inside a box are listed here; those between hosts are
+:mod:`commsim.topology.linkkinds_network`'s, and the entry itself
+(:class:`LinkKind`, :data:`TRANSPORTS`) :mod:`commsim.topology.linkkinds_record`'s
+(re-exported here).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from commsim.errors import UnknownNameError
+from commsim.topology.linkkinds_network import (
+    INFINIBAND_KINDS,
+    OTHER_NETWORK_KINDS,
+    ethernet_kinds,
+    roce_kinds,
+    tcp_kinds,
+)
+from commsim.topology.linkkinds_record import TRANSPORTS, LinkKind
 
 __all__ = ["FAMILIES", "LINK_KINDS", "TRANSPORTS", "LinkKind", "get_link_kind", "kinds_matching"]
-
-TRANSPORTS = ("ib", "roce", "efa", "socket", "tcpxo", "tcpx", "slingshot")
-"""NCCL network transports a network link kind may name (``LinkKind.transport``)."""
-
-
-@dataclass(frozen=True)
-class LinkKind:
-    """A kind of physical link and its datasheet figures.
-
-    Attributes
-    ----------
-    name : str
-        Catalogue name, e.g. ``"pcie3_x16"``.
-    family : str
-        Family, e.g. ``"pcie"``; used by routing restrictions and overrides.
-    bandwidth_Bps : float
-        Default bandwidth of one link, per direction, in bytes per second.
-    latency_s : float
-        Default latency of one traversal, in seconds.
-    source : str
-        Where the figures come from.
-    transport : str or None
-        For network kinds, the NCCL transport over them (one of
-        :data:`TRANSPORTS`: ``"ib"`` InfiniBand verbs, ``"roce"`` verbs over
-        Ethernet, ``"efa"`` AWS libfabric/SRD, ``"socket"`` NCCL's TCP socket
-        transport, ``"tcpxo"``/``"tcpx"`` GCP GPUDirect-TCPXO/TCPX plugins,
-        ``"slingshot"`` HPE libfabric/CXI); None for links inside a box.
-    """
-
-    name: str
-    family: str
-    bandwidth_Bps: float
-    latency_s: float
-    source: str
-    transport: str | None = None
-
 
 _PCIE_GENERATIONS = {
     # generation: (GT/s per lane, (useful, sent) bits or bytes of the line code, how)
@@ -97,145 +72,8 @@ def _pcie_kinds() -> list[LinkKind]:
     return kinds
 
 
-_ETHERNET_GBIT = (1, 10, 25, 40, 100, 200, 400)
-
-
-def _ethernet_kinds() -> list[LinkKind]:
-    return [
-        LinkKind(
-            name=f"eth_{gbit}g",
-            family="ethernet",
-            bandwidth_Bps=gbit * 1e9 / 8,
-            latency_s=5e-6,
-            source=f"IEEE 802.3 line rate {gbit} Gbit/s; 5 us per hop is a RoCE/TCP ballpark",
-            transport="socket",
-        )
-        for gbit in _ETHERNET_GBIT
-    ]
-
-
-def _tcp_kinds() -> list[LinkKind]:
-    """NCCL's socket transport (``NET/Socket``) over plain Ethernet, by line rate."""
-    return [
-        LinkKind(
-            name=f"tcp_{gbit}g",
-            family="ethernet",
-            bandwidth_Bps=gbit * 1e9 / 8,
-            latency_s=2e-6,
-            source=(
-                f"IEEE 802.3 line rate {gbit} Gbit/s, driven by NCCL's TCP socket transport "
-                "(NCCL_IB_DISABLE=1 or no RDMA NIC); 2 us per hop (NIC + switch + cable, as for RoCE "
-                "on the same Ethernet) is a rough default; the kernel stack's and a virtualised "
-                "network's cost is the transport's, not the link's; calibrate"
-            ),
-            transport="socket",
-        )
-        for gbit in _ETHERNET_GBIT
-    ]
-
-
-def _roce_kinds() -> list[LinkKind]:
-    """RDMA over Converged Ethernet (RoCE v2), NCCL's ``NET/IB`` transport on Ethernet NICs."""
-    return [
-        LinkKind(
-            name=f"roce_{gbit}g",
-            family="ethernet",
-            bandwidth_Bps=gbit * 1e9 / 8,
-            latency_s=2e-6,
-            source=(
-                f"IEEE 802.3 line rate {gbit} Gbit/s (e.g. NVIDIA ConnectX / Broadcom Thor NICs in RoCE v2 "
-                "mode); 2 us per hop (NIC + cut-through switch + cable) is a rough default, calibrate"
-            ),
-            transport="roce",
-        )
-        for gbit in (10, 25, 40, 50, 100, 200, 400, 800)
-    ]
-
-
-_EFA_SOURCE = (
-    "AWS EC2 accelerated computing instance specifications (EFA network cards): {detail}; "
-    "10 us per hop (SRD through the AWS fabric) is a rough default, calibrate"
-)
-_NETWORK_KINDS = [
-    LinkKind(
-        "ib_xdr",
-        "infiniband",
-        800e9 / 8,
-        1e-6,
-        "InfiniBand XDR 4x: 800 Gbit/s (NVIDIA ConnectX-8 SuperNIC, Quantum-X800); ~1 us per hop "
-        "(switch + cable), rough default",
-        "ib",
-    ),
-    LinkKind(
-        "efa_v1",
-        "ethernet",
-        100e9 / 8,
-        10e-6,
-        _EFA_SOURCE.format(detail="p3dn.24xlarge, 1 EFA at 100 Gbit/s (first-generation EFA)"),
-        "efa",
-    ),
-    LinkKind(
-        "efa_v2",
-        "ethernet",
-        100e9 / 8,
-        10e-6,
-        _EFA_SOURCE.format(
-            detail="100 Gbit/s per EFA network card; p4d.24xlarge 4 x 100 = 400 Gbit/s, "
-            "p5.48xlarge 32 x 100 = 3200 Gbit/s (EFAv2)"
-        ),
-        "efa",
-    ),
-    LinkKind(
-        "efa_v3",
-        "ethernet",
-        200e9 / 8,
-        10e-6,
-        _EFA_SOURCE.format(detail="p5en.48xlarge, 16 x 200 = 3200 Gbit/s (EFAv3)"),
-        "efa",
-    ),
-    LinkKind(
-        "efa_v4",
-        "ethernet",
-        400e9 / 8,
-        10e-6,
-        _EFA_SOURCE.format(detail="p6-b200.48xlarge, 8 x 400 = 3200 Gbit/s (EFAv4)"),
-        "efa",
-    ),
-    LinkKind(
-        "tcpxo_200g",
-        "ethernet",
-        200e9 / 8,
-        10e-6,
-        "Google Cloud a3-megagpu-8g (A3 Mega): 8 GPU NICs x 200 Gbit/s = 1600 Gbit/s with "
-        "GPUDirect-TCPXO (GPU memory to NIC, offloaded TCP; NCCL net plugin); 10 us per hop is a "
-        "rough default, calibrate",
-        "tcpxo",
-    ),
-    LinkKind(
-        "tcpx_200g",
-        "ethernet",
-        200e9 / 8,
-        15e-6,
-        "Google Cloud a3-highgpu-8g (A3 High): 4 GPU NICs x 200 Gbit/s = 800 Gbit/s with "
-        "GPUDirect-TCPX (GPU memory to NIC over TCP; NCCL net plugin); 15 us per hop is a rough "
-        "default, calibrate",
-        "tcpx",
-    ),
-    LinkKind(
-        "slingshot_200g",
-        "ethernet",
-        200e9 / 8,
-        1e-6,
-        "HPE Slingshot 11: Cassini NIC and Rosetta switch ports at 200 Gbit/s (ALCF Aurora "
-        "interconnect page; De Sensi et al., 'An In-Depth Analysis of the Slingshot Interconnect', "
-        "SC20); ~1 us per hop (NIC + switch + cable) is a rough default, calibrate",
-        "slingshot",
-    ),
-]
-
-
 _NVLINK_SOURCE = "NVIDIA {gpu} datasheet: {per_gpu} per GPU over {links} links"
-_OTHER_KINDS = [
+_GPU_KINDS = [
     LinkKind(
         "nvlink1",
         "nvlink",
@@ -292,39 +130,10 @@ _OTHER_KINDS = [
         "(450 GB/s per direction) between the Grace CPU and its GPU; in a GB200 superchip the same "
         "900 GB/s joins one Grace to two B200 GPUs; latency per hop is a rough default, calibrate",
     ),
-    LinkKind(
-        "ib_edr",
-        "infiniband",
-        100e9 / 8,
-        1e-6,
-        "InfiniBand EDR 4x: 100 Gbit/s; ~1 us per hop (switch + cable)",
-        "ib",
-    ),
-    LinkKind(
-        "ib_hdr",
-        "infiniband",
-        200e9 / 8,
-        1e-6,
-        "InfiniBand HDR 4x: 200 Gbit/s; ~1 us per hop (switch + cable)",
-        "ib",
-    ),
-    LinkKind(
-        "ib_ndr200",
-        "infiniband",
-        200e9 / 8,
-        1e-6,
-        "InfiniBand NDR200 (NDR signalling on 2 lanes, a ConnectX-7 port set to 200 Gbit/s): "
-        "200 Gbit/s; ~1 us per hop (switch + cable)",
-        "ib",
-    ),
-    LinkKind(
-        "ib_ndr",
-        "infiniband",
-        400e9 / 8,
-        1e-6,
-        "InfiniBand NDR 4x: 400 Gbit/s; ~1 us per hop (switch + cable)",
-        "ib",
-    ),
+]
+"""GPU fabrics: NVLink by generation, AMD xGMI between GPUs, NVLink-C2C."""
+
+_HOST_KINDS = [
     LinkKind(
         "qpi",
         "inter_socket",
@@ -364,15 +173,18 @@ _OTHER_KINDS = [
         "a DDR4/DDR5 socket's usable copy bandwidth, order of magnitude; calibrate it",
     ),
 ]
+"""The host side: links between CPU sockets, and host memory."""
 
 LINK_KINDS: dict[str, LinkKind] = {
     kind.name: kind
     for kind in _pcie_kinds()
-    + _ethernet_kinds()
-    + _tcp_kinds()
-    + _roce_kinds()
-    + _OTHER_KINDS
-    + _NETWORK_KINDS
+    + ethernet_kinds()
+    + tcp_kinds()
+    + roce_kinds()
+    + _GPU_KINDS
+    + INFINIBAND_KINDS
+    + _HOST_KINDS
+    + OTHER_NETWORK_KINDS
 }
 """Every known link kind by name."""
 
