@@ -508,10 +508,10 @@ def test_routes_found_in_bulk_are_the_pairwise_routes(
     the source to the Python version (0: every source with such NICs, 1:
     those whose routes pass two).
     """
-    import commsim.topology.routing as routing
+    import commsim.topology.source_routes as source_routes
     from commsim.topology import get_topology
 
-    monkeypatch.setattr(routing, "_SLOTS", slots)
+    monkeypatch.setattr(source_routes, "_SLOTS", slots)
 
     bulk = get_topology(
         "cluster", box="dgx_a100", nodes=4, nic="ib_hdr", fabric="fat_tree", oversubscription=2.0

@@ -16,7 +16,8 @@ import numpy as np
 from commsim.errors import TopologyError
 from commsim.topology.elements import FORWARDING_KINDS, Device, Link, find_device
 from commsim.topology.linkkinds import kinds_matching
-from commsim.topology.routing import best_routes_arrays, best_routes_from, shortest_path_dag, shortest_paths
+from commsim.topology.routing import shortest_path_dag, shortest_paths
+from commsim.topology.source_routes import best_routes_arrays, best_routes_from
 
 __all__ = ["MULTIPATH_POLICIES", "RouteTable", "flow_hash"]
 
