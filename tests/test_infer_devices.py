@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from commsim.calibrate.infer_devices import choice_matters, visible_devices
+from commsim.calibrate.infer_devices import visible_devices
+from commsim.calibrate.infer_rank_gpus import choice_matters
 from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.parser import parse_nccl_tests
 from commsim.calibrate.settings import read_json_settings, read_settings

@@ -28,13 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from commsim.calibrate.evidence import Fact
-from commsim.calibrate.infer_devices import (
-    DevicePlan,
-    one_gpu_per_process,
-    plan_devices,
-    rack_gpus,
-    rank_gpus_on_boards,
-)
+from commsim.calibrate.infer_devices import DevicePlan, one_gpu_per_process, plan_devices
 from commsim.calibrate.infer_domain import check_nvlink_domain, infer_nvlink_domain
 from commsim.calibrate.infer_host import (
     board_gpus,
@@ -55,6 +49,7 @@ from commsim.calibrate.infer_machine import HOST_GPUS, NVL72_DOMAIN, Board
 from commsim.calibrate.infer_network import infer_network
 from commsim.calibrate.infer_nics import infer_nics
 from commsim.calibrate.infer_ofi import efa_protocol
+from commsim.calibrate.infer_rank_gpus import rack_gpus, rank_gpus_on_boards
 from commsim.calibrate.infer_settings import (
     forced_choices,
     infer_collnet,
