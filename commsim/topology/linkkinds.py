@@ -32,13 +32,7 @@ The kinds inside a box are listed here; those between hosts are
 from __future__ import annotations
 
 from commsim.errors import UnknownNameError
-from commsim.topology.linkkinds_network import (
-    INFINIBAND_KINDS,
-    OTHER_NETWORK_KINDS,
-    ethernet_kinds,
-    roce_kinds,
-    tcp_kinds,
-)
+from commsim.topology.linkkinds_network import ETHERNET_KINDS, INFINIBAND_KINDS, OTHER_NETWORK_KINDS
 from commsim.topology.linkkinds_record import TRANSPORTS, LinkKind
 
 __all__ = ["FAMILIES", "LINK_KINDS", "TRANSPORTS", "LinkKind", "get_link_kind", "kinds_matching"]
@@ -178,9 +172,7 @@ _HOST_KINDS = [
 LINK_KINDS: dict[str, LinkKind] = {
     kind.name: kind
     for kind in _pcie_kinds()
-    + ethernet_kinds()
-    + tcp_kinds()
-    + roce_kinds()
+    + ETHERNET_KINDS
     + _GPU_KINDS
     + INFINIBAND_KINDS
     + _HOST_KINDS

@@ -11,62 +11,54 @@ from __future__ import annotations
 
 from commsim.topology.linkkinds_record import LinkKind
 
-__all__ = ["INFINIBAND_KINDS", "OTHER_NETWORK_KINDS", "ethernet_kinds", "roce_kinds", "tcp_kinds"]
+__all__ = ["ETHERNET_KINDS", "INFINIBAND_KINDS", "OTHER_NETWORK_KINDS"]
 
+_LINE_RATE = "IEEE 802.3 line rate {gbit} Gbit/s"
 _ETHERNET_GBIT = (1, 10, 25, 40, 100, 200, 400)
 
 
-def ethernet_kinds() -> list[LinkKind]:
-    """Ethernet by IEEE 802.3 line rate, driven by NCCL's socket transport (the plain ``eth_*`` names)."""
+def _by_line_rate(
+    prefix: str, gbits: tuple[int, ...], latency_s: float, transport: str, about: str
+) -> list[LinkKind]:
+    """Ethernet kinds ``{prefix}_{gbit}g``, one per line rate; ``about`` follows the rate in the source."""
     return [
         LinkKind(
-            name=f"eth_{gbit}g",
+            name=f"{prefix}_{gbit}g",
             family="ethernet",
             bandwidth_Bps=gbit * 1e9 / 8,
-            latency_s=5e-6,
-            source=f"IEEE 802.3 line rate {gbit} Gbit/s; 5 us per hop is a RoCE/TCP ballpark",
-            transport="socket",
+            latency_s=latency_s,
+            source=_LINE_RATE.format(gbit=gbit) + about,
+            transport=transport,
         )
-        for gbit in _ETHERNET_GBIT
+        for gbit in gbits
     ]
 
 
-def tcp_kinds() -> list[LinkKind]:
-    """NCCL's socket transport (``NET/Socket``) over plain Ethernet, by line rate."""
-    return [
-        LinkKind(
-            name=f"tcp_{gbit}g",
-            family="ethernet",
-            bandwidth_Bps=gbit * 1e9 / 8,
-            latency_s=2e-6,
-            source=(
-                f"IEEE 802.3 line rate {gbit} Gbit/s, driven by NCCL's TCP socket transport "
-                "(NCCL_IB_DISABLE=1 or no RDMA NIC); 2 us per hop (NIC + switch + cable, as for RoCE "
-                "on the same Ethernet) is a rough default; the kernel stack's and a virtualised "
-                "network's cost is the transport's, not the link's; calibrate"
-            ),
-            transport="socket",
-        )
-        for gbit in _ETHERNET_GBIT
-    ]
-
-
-def roce_kinds() -> list[LinkKind]:
-    """RDMA over Converged Ethernet (RoCE v2), NCCL's ``NET/IB`` transport on Ethernet NICs."""
-    return [
-        LinkKind(
-            name=f"roce_{gbit}g",
-            family="ethernet",
-            bandwidth_Bps=gbit * 1e9 / 8,
-            latency_s=2e-6,
-            source=(
-                f"IEEE 802.3 line rate {gbit} Gbit/s (e.g. NVIDIA ConnectX / Broadcom Thor NICs in RoCE v2 "
-                "mode); 2 us per hop (NIC + cut-through switch + cable) is a rough default, calibrate"
-            ),
-            transport="roce",
-        )
-        for gbit in (10, 25, 40, 50, 100, 200, 400, 800)
-    ]
+ETHERNET_KINDS = (
+    # the plain eth_* names: Ethernet driven by NCCL's socket transport
+    _by_line_rate("eth", _ETHERNET_GBIT, 5e-6, "socket", "; 5 us per hop is a RoCE/TCP ballpark")
+    # NCCL's socket transport (NET/Socket) over plain Ethernet
+    + _by_line_rate(
+        "tcp",
+        _ETHERNET_GBIT,
+        2e-6,
+        "socket",
+        ", driven by NCCL's TCP socket transport "
+        "(NCCL_IB_DISABLE=1 or no RDMA NIC); 2 us per hop (NIC + switch + cable, as for RoCE "
+        "on the same Ethernet) is a rough default; the kernel stack's and a virtualised "
+        "network's cost is the transport's, not the link's; calibrate",
+    )
+    # RDMA over Converged Ethernet (RoCE v2), NCCL's NET/IB transport on Ethernet NICs
+    + _by_line_rate(
+        "roce",
+        (10, 25, 40, 50, 100, 200, 400, 800),
+        2e-6,
+        "roce",
+        " (e.g. NVIDIA ConnectX / Broadcom Thor NICs in RoCE v2 "
+        "mode); 2 us per hop (NIC + cut-through switch + cable) is a rough default, calibrate",
+    )
+)
+"""Ethernet by line rate: ``eth_*`` and ``tcp_*`` (NCCL's socket transport), ``roce_*`` (RoCE v2)."""
 
 
 _EFA_SOURCE = (
