@@ -120,6 +120,14 @@ def _meta(name: str, pid: int, tid: int, args: dict[str, Any]) -> Event:
     return {"name": name, "cat": "__metadata", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": args}
 
 
+def _complete(
+    name: str, cat: str, start_ns: int, end_ns: int, pid: int, tid: int, args: dict[str, Any]
+) -> Event:
+    """A complete event (``ph: "X"``): a slice from ``start_ns`` to ``end_ns`` on one track."""
+    return {"name": name, "cat": cat, "ph": "X", "ts": _us(start_ns), "dur": _us(end_ns - start_ns),
+            "pid": pid, "tid": tid, "args": args}  # fmt: skip
+
+
 class _Tracks:
     """Hands out thread ids in order and names the tracks."""
 
@@ -171,16 +179,9 @@ def _step_events(run: Run, tracks: _Tracks) -> Iterator[Event]:
     lanes = assign_lanes(start_ns, end_ns)
     tids = tracks.lanes("steps", int(lanes.max()) + 1)
     for i in range(steps.size):
-        yield {
-            "name": f"step {int(steps[i])}",
-            "cat": "step",
-            "ph": "X",
-            "ts": _us(int(start_ns[i])),
-            "dur": _us(int(end_ns[i] - start_ns[i])),
-            "pid": tracks.pid,
-            "tid": tids[int(lanes[i])],
-            "args": {"step": int(steps[i]), "sends": int(sends[i]), "bytes": float(nbytes[i])},
-        }
+        step, start, end, tid = int(steps[i]), int(start_ns[i]), int(end_ns[i]), tids[int(lanes[i])]
+        args = {"step": step, "sends": int(sends[i]), "bytes": float(nbytes[i])}
+        yield _complete(f"step {step}", "step", start, end, tracks.pid, tid, args)
 
 
 def _path_names(run: Run, ops: IntArray) -> list[str]:
@@ -222,26 +223,19 @@ def _transfer_events(run: Run, ops: IntArray, tracks: _Tracks) -> Iterator[Event
     )
     for k, (a, b, chunk, step, reduce, nbytes) in enumerate(cols):
         src_name, dst_name = s.devices[a], s.devices[b]
-        yield {
-            "name": f"{src_name}->{dst_name}",
-            "cat": "transfer",
-            "ph": "X",
-            "ts": _us(int(start_ns[k])),
-            "dur": _us(int(end_ns[k] - start_ns[k])),
-            "pid": tracks.pid,
-            "tid": int(tid[k]),
-            "args": {
-                "op": int(ops[k]),
-                "bytes": nbytes,
-                "chunk": chunk,
-                "step": step,
-                "src": src_name,
-                "dst": dst_name,
-                "path": paths[k],
-                "reduce": reduce,
-                "data_start_us": _us(int(data_ns[k])),
-            },
+        args = {
+            "op": int(ops[k]),
+            "bytes": nbytes,
+            "chunk": chunk,
+            "step": step,
+            "src": src_name,
+            "dst": dst_name,
+            "path": paths[k],
+            "reduce": reduce,
+            "data_start_us": _us(int(data_ns[k])),
         }
+        name = f"{src_name}->{dst_name}"
+        yield _complete(name, "transfer", int(start_ns[k]), int(end_ns[k]), tracks.pid, int(tid[k]), args)
 
 
 def _crossed_links(run: Run, ops: IntArray) -> IntArray:
@@ -258,8 +252,7 @@ def _crossed_links(run: Run, ops: IntArray) -> IntArray:
 def _busy_events(link: Link, starts_ns: list[int], ends_ns: list[int], pid: int, tid: int) -> Iterator[Event]:
     args = {"link": link.name, "kind": link.kind, "bandwidth_Bps": link.bandwidth_Bps}
     for a, b in zip(starts_ns, ends_ns):
-        yield {"name": "busy", "cat": "link", "ph": "X", "ts": _us(a), "dur": _us(b - a),
-               "pid": pid, "tid": tid, "args": args}  # fmt: skip
+        yield _complete("busy", "link", a, b, pid, tid, args)
 
 
 def _counter_events(link: Link, profile: LinkProfile, pid: int, tid: int) -> Iterator[Event]:
