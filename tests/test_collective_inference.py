@@ -395,7 +395,7 @@ def test_which_tables_may_print_all_gathers_pre_2020_bandwidth() -> None:
     that may be that old: a header printing 'error' may; '#wrong' (the later exact check) may not;
     nor may -J JSON output (no column header), which nccl-tests writes since 2024."""
     from commsim.calibrate.parser_common import ColumnHeader
-    from commsim.calibrate.parser_table_fit import _old_format
+    from commsim.calibrate.parser_table_columns import old_format as _old_format
 
     assert _old_format(ColumnHeader(1, frozenset({"size", "time", "algbw", "busbw", "error"})))
     assert not _old_format(ColumnHeader(1, frozenset({"size", "time", "algbw", "busbw", "wrong"})))

@@ -16,7 +16,7 @@ from commsim.calibrate.parser import Device
 from commsim.calibrate.parser_bandwidth import LEGACY_ALGBW, Measured
 from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS
 from commsim.calibrate.parser_common import RunData
-from commsim.calibrate.parser_table_fit import in_place_checked
+from commsim.calibrate.parser_table_columns import in_place_checked
 from commsim.calibrate.parser_table_ranks import (
     RANK_SCALES,
     informative,
