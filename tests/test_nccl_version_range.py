@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from commsim.nccl.tuning import NEWEST_MODELLED, version_note
+from commsim.nccl.tuning_table import NEWEST_MODELLED, version_note
 from tests.test_bad_inputs import run_cli
 
 LOG = str(Path(__file__).parent / "data" / "nccl-tests" / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt")

@@ -22,7 +22,7 @@ from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.settings import RunSettings, p2p_disabled, setting, setting_value, shm_disabled
 from commsim.hardware import GpuSpec
 from commsim.nccl.candidates import P2P_COLLECTIVES
-from commsim.nccl.tuning import NEWEST_MODELLED, version_note
+from commsim.nccl.tuning_table import NEWEST_MODELLED, version_note
 
 __all__ = [
     "ALGO_NAMES",

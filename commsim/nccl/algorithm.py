@@ -27,7 +27,7 @@ from commsim.nccl.intra import chain_schedule, packed_rings
 from commsim.nccl.model import P2P_COLLECTIVES, NcclModel, NcclPrediction, ring_schedule
 from commsim.nccl.network import MAX_CHANNEL_RANKS, node_rings, node_trees
 from commsim.nccl.params import NcclParams
-from commsim.nccl.tuning import version_note
+from commsim.nccl.tuning_table import version_note
 from commsim.schedule import Schedule
 from commsim.topology.model import Topology
 from commsim.units import format_bandwidth, format_time

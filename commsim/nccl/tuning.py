@@ -42,19 +42,15 @@ no PAT) apply either way (:func:`commsim.nccl.rccl.rules`).
 
 from __future__ import annotations
 
-import re
-
-from commsim.nccl.tuning_table import ALGORITHMS, PROTOCOLS, TuningTable
+from commsim.nccl.tuning_table import ALGORITHMS, PROTOCOLS, TuningTable, parse_version
 
 __all__ = [
     "ALGORITHMS",
     "ERAS",
-    "NEWEST_MODELLED",
     "PROTOCOLS",
     "TuningTable",
     "parse_version",
     "table_for",
-    "version_note",
 ]
 
 
@@ -358,35 +354,6 @@ _ERA_2_21 = TuningTable(
 
 ERAS: tuple[TuningTable, ...] = (_ERA_2_4, _ERA_2_12, _ERA_2_21)
 """The tables, oldest first."""
-
-NEWEST_MODELLED = (2, 28)
-"""The newest NCCL release whose tables and algorithm rules the model restates."""
-
-_VERSION = re.compile(r"^\s*v?(\d+)\.(\d+)")
-
-
-def parse_version(version: str | None) -> tuple[int, int] | None:
-    """``"2.22.3+cuda12.6"`` -> ``(2, 22)``; None when absent or not a version."""
-    match = _VERSION.match(version or "")
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-def version_note(version: str | None) -> str | None:
-    """What the model does with a release outside those it restates (2.4 to :data:`NEWEST_MODELLED`),
-    or None inside them. Releases before 2.4 (no tree) are priced with 2.4's table; later ones than
-    the newest with the newest's tables and algorithms, which NCCL may have changed since."""
-    parsed = parse_version(version)
-    if parsed is None:
-        return None
-    newest = ".".join(map(str, NEWEST_MODELLED))
-    if parsed < ERAS[0].first:
-        return "older than the first release modelled (2.4, NCCL's first with trees): priced with 2.4's table"
-    if parsed > NEWEST_MODELLED:
-        return (
-            f"newer than the newest release modelled ({newest}): priced with {newest}'s tables and "
-            "algorithms, which later releases may have changed"
-        )
-    return None
 
 
 def table_for(version: str | None) -> TuningTable:
