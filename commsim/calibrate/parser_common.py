@@ -76,6 +76,22 @@ class RunData:
     dropped_row: str | None = None  # the warning on a last row cut too short to read
 
 
+def _failure_warning(data: RunData) -> str:
+    """The warning for the run's failed call: after the footer's out-of-bounds line, nccl-tests' own
+    exit on wrong values (the table is whole); before it, a failure that cut the sizes short."""
+    assert data.failure is not None
+    line, what = data.failure
+    footer = data.out_of_bounds_line
+    if footer is not None and footer < line and data.out_of_bounds:
+        return (
+            f"line {line}: the run exited with a failure ({what}) after its footer (line {footer}) "
+            f"reported {data.out_of_bounds} out-of-bounds values: no size is missing"
+        )
+    if footer is not None and footer < line:
+        return f"line {line}: the run failed ({what}) after its footer (line {footer}): no size is missing"
+    return f"line {line}: the run failed ({what}): later sizes are missing"
+
+
 def finish_log(
     data: RunData,
     collective: str | None,
@@ -98,9 +114,7 @@ def finish_log(
     _refuse_empty(data, run_index)
     warnings = list(data.warnings)
     if data.failure is not None:
-        warnings.append(
-            f"line {data.failure[0]}: the run failed ({data.failure[1]}): later sizes are missing"
-        )
+        warnings.append(_failure_warning(data))
     named = _resolve_collective(collective, data.program, warnings)
     devices = unique_devices(data.devices, warnings)
     command = read_command(data.command, data.command_line) if data.command else None
