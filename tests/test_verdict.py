@@ -473,7 +473,7 @@ def test_a_one_host_run_below_names_no_nic_or_network_to_look_for() -> None:
 def test_one_gpu_per_host_names_no_peer_to_peer_to_look_for() -> None:
     """Two hosts of one GPU each join no GPUs of a host, so peer-to-peer off cannot slow them (as
     outside/70, 2 x T4 over EFA, was told); the NIC causes remain (NICs per host given: known)."""
-    info = ("Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0",)
+    info = ("Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0/GDRDMA",)  # GPUDirect in use (not a cause)
     options = RunOptions(nic="ib_hdr", nics_per_node=1)
     verdict = verdict_of(nccl_log(hosts=2, per_host=1, busbw_GBps=1.0, info=info), options)
     assert verdict.kind == "below" and verdict.causes == ()

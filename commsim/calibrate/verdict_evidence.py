@@ -58,6 +58,11 @@ _NO_GDR = re.compile(
     r"NCCL INFO (?:Connected all rings, use ring PXN \d+ GDR 0\b"
     r"|NET/OFI .*(?:disabling GDR|GDR not supported))"
 )
+_GDR_ON = re.compile(r"NCCL INFO Connected all rings, use ring PXN \d+ GDR 1\b")
+_IB_CHANNEL = re.compile(
+    r"NCCL INFO Channel \d+(?:/\d+)? : \d+\[[0-9a-fA-F]+\] -> \d+\[[0-9a-fA-F]+\]"
+    r"(?: \[(?:send|receive)\])? via NET/IB/\d+(/GDRDMA)?(?:/Shared)?\s*$"
+)
 
 
 def tool_lines(text: str, last_line: int | None = None) -> list[tuple[int, str]]:
@@ -146,10 +151,20 @@ def gdr_off(lines: Sequence[tuple[int, str]]) -> Evidence | None:
     rings' network connections use GPUDirect RDMA or not); aws-ofi-nccl prints ``disabling GDR``
     or ``Need to force simple protocol: GDR not supported`` when its provider cannot register GPU
     memory. Without it every network transfer is staged through a host-memory bounce buffer.
+    Older releases say it only in each network channel line: ``via NET/IB/1/GDRDMA/Shared`` with
+    it, ``via NET/IB/1/Shared`` without (``src/transport/net.cc``); when no InfiniBand/RoCE channel
+    line of the log has ``/GDRDMA`` (and no ``GDR 1`` summary says otherwise), the first is the
+    evidence.
     """
+    channels = []
     for number, text in lines:
         if _NO_GDR.search(text):
             return Evidence.at(0, "NCCL INFO line", number, text)
+        match = _IB_CHANNEL.search(text)
+        if match or _GDR_ON.search(text):  # NCCL's 'GDR 1' summary outweighs its channel lines
+            channels.append((number, text, match is None or match.group(1) is not None))
+    if channels and not any(gdr for _, _, gdr in channels):  # every IB channel lacks '/GDRDMA'
+        return Evidence.at(0, "NCCL INFO channel line", channels[0][0], channels[0][1])
     return None
 
 
