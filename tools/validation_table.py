@@ -716,6 +716,17 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(nic="tcp_10g", nics_per_node=1),
         None,
     ),
+    # seventeenth batch (probe 17: what the pages state)
+    # the repository's README: "Largest possible bandwidth value: 400 Gbps" (one RoCE NIC, mlx5_5), as 201
+    "291_H100-MOC-2node-1gpu-RoCE-1NIC-NCCL2262-RING-sendrecv-1to25GiB-linearstep-INFO.txt": (
+        RunOptions(nic="roce_400g"),
+        None,
+    ),
+    # the thread: "a Slingshot11 system" (Cray EX, libfabric cxi through aws-ofi-nccl), as 191 and 287
+    "292_GH200-Olivia-CrayEX-2node-1gpu-Slingshot11-allreduce-wrong1MiB-OOBfailed-issue369.txt": (
+        RunOptions(nic="slingshot_200g"),
+        None,
+    ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
