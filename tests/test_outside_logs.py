@@ -187,7 +187,9 @@ REFUSED_PLAIN = {
         "the run failed before printing a result row: line 29: Test NCCL failure common.cu:1285"
     ),
     "290_V100PCIe+V100S-2node-2gpu-ConnectX6-IB-allreduce-512M-1row-hashprefixed-optcast-doc.txt": (
-        "no result rows found: the table's column header is at line 14, but no result row"
+        "no result rows found: the table's column header is at line 14, but no result row (a line not "
+        "starting with '#') follows it; line 16 is a result row behind '#': remove the '#' to validate "
+        "the rows"
     ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,

@@ -52,3 +52,27 @@ def test_a_failure_before_the_footer_still_says_sizes_are_missing() -> None:
     cut = head + " .. gpu-1-1 pid 662195: Test failure common.cu:1189\n# Out of bounds values" + tail
     log = parse_nccl_tests(cut, "issue369.log")
     assert "line 15: the run failed (Test failure common.cu:1189): later sizes are missing" in log.warnings
+
+
+def test_a_row_behind_hash_is_named_in_the_refusal() -> None:
+    """Outside 290 (the Optcast tutorial) prints its only row behind '#', like nccl-tests' own
+    comment lines; the refusal said only that no row follows the header. It now names the line that
+    is a whole result row behind '#' (its fields fit the header's columns) and what would read it.
+    nccl-tests' own '#' lines in the table (the units line, the footer) are not rows."""
+    import pytest
+
+    from commsim.errors import ParseError
+
+    text = """\
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+#  536870912     134217728     float     sum      -1    80965    6.63    9.95      0    77677    6.91   10.37      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 10.1569
+"""
+    with pytest.raises(
+        ParseError, match="line 4 is a result row behind '#': remove the '#' to validate"
+    ) as info:
+        parse_nccl_tests(text, collective="all_reduce", n_ranks=4)
+    assert "line 3 is" not in str(info.value) and "line 5 is" not in str(info.value)

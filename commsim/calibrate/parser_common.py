@@ -74,6 +74,7 @@ class RunData:
     last_line: int | None = None
     last_text: str | None = None  # the run's last non-blank line, stripped
     dropped_row: str | None = None  # the warning on a last row cut too short to read
+    hashed_row: int | None = None  # the first line in a table that is a result row behind '#'
 
 
 def _failure_warning(data: RunData) -> str:
@@ -298,6 +299,8 @@ def _empty_reason(data: RunData) -> str:
             if cut
             else "no result row (a line not starting with '#') follows it" + _after_header(data)
         )
+        if not cut and data.hashed_row is not None:
+            why += f"; line {data.hashed_row} is a result row behind '#': remove the '#' to validate the rows"
         return (
             f"no result rows found: the table's column header is at line {data.column_header.line}, "
             f"but {why}; no result to validate"

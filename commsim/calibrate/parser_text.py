@@ -126,6 +126,16 @@ class TextReader(PartialRows):
             self.in_table, self.last_row = True, None
         elif not text.startswith("#"):
             self._table_line(number, text, text.split())
+        elif self.in_table and self.data.hashed_row is None and self._hashed_row(text):
+            self.data.hashed_row = number
+
+    def _hashed_row(self, text: str) -> bool:
+        """Whether a '#' line of the table is a whole result row behind the '#' (a page that printed
+        its rows as comments), not one of nccl-tests' own '#' lines."""
+        tokens = text.lstrip("#").split()
+        return (
+            self.layout is not None and len(tokens) == self.layout.width and fits(tokens, self.layout.columns)
+        )
 
     def finish(self) -> None:
         """End of the run's text: close the table; warn of result rows outside any table."""
