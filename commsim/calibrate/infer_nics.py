@@ -168,8 +168,8 @@ def _assumed_nics(
     if per_host is not None and host is not None and host_gpus < host:
         value = max(1, math.ceil(per_host * host_gpus / host))
         note = (
-            f"{value} per host assumed: the transport's usual {per_host} NICs for {host} GPUs, "
-            f"shared by the {host_gpus} GPU(s) modelled per host"
+            f"{value} per host assumed: this transport's hosts usually have {per_host} NICs for {host} "
+            f"GPUs, and the {host_gpus} GPU(s) the run uses per host use their share"
         )
     if slots is not None and value > slots:
         value, note = slots, f"{slots} per host assumed: the board has {slots} NIC slots"
