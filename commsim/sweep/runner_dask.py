@@ -37,6 +37,9 @@ class DaskRunner(Runner):
         in milliseconds, for tests).
     timeout_s : float
         How long to wait for the scheduler, and for at least one worker.
+    source : str
+        Where ``address`` came from, named when it is not a Dask address
+        (``--scheduler`` or ``$DASK_SCHEDULER_ADDRESS``).
     """
 
     def __init__(
@@ -45,6 +48,7 @@ class DaskRunner(Runner):
         workers: int | None = None,
         processes: bool = True,
         timeout_s: float = 5.0,
+        source: str = "--scheduler",
     ) -> None:
         if workers is not None and workers < 1:
             raise SweepError(f"a Dask cluster needs at least 1 worker, got {workers}")
@@ -52,6 +56,7 @@ class DaskRunner(Runner):
         self.local_workers = workers or usable_cpus()
         self.processes = processes
         self.timeout_s = timeout_s
+        self.source = source
         self.workers = 1 if address else self.local_workers
         self.description = f"Dask scheduler {address}" if address else "local Dask cluster"
         self._client: Any = None
@@ -61,7 +66,7 @@ class DaskRunner(Runner):
         """Connect to the scheduler, or start the local cluster."""
         distributed = import_distributed()
         if self.address:
-            self._client = _connect(distributed, self.address, self.timeout_s)
+            self._client = _connect(distributed, self.address, self.timeout_s, self.source)
         else:
             self._cluster = distributed.LocalCluster(
                 n_workers=self.local_workers,
@@ -118,9 +123,14 @@ class DaskRunner(Runner):
                 client.cancel([future for _, future in in_flight.values()])
 
 
-def _connect(distributed: ModuleType, address: str, timeout_s: float) -> Any:
+def _connect(distributed: ModuleType, address: str, timeout_s: float, source: str) -> Any:
     try:
         client = distributed.Client(address, timeout=timeout_s, set_as_default=False)
+    except ValueError as exc:  # distributed's address parsing: no port, bad bracket, unknown scheme
+        raise SweepError(
+            f"{source} {address!r} is not a Dask scheduler address ({exc}); "
+            "write it as tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786"
+        ) from None
     except (OSError, TimeoutError) as exc:
         raise SweepError(
             f"cannot reach the Dask scheduler at {address} within {timeout_s:g} s ({exc}); "

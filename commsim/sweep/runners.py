@@ -160,7 +160,8 @@ def make_runner(
     address = scheduler or (environ.get("DASK_SCHEDULER_ADDRESS") if workers is None else None)
     if address or workers is not None:
         import_distributed()
-        return DaskRunner(address=address or None, workers=workers, processes=processes)
+        source = "--scheduler" if scheduler else "$DASK_SCHEDULER_ADDRESS"
+        return DaskRunner(address=address or None, workers=workers, processes=processes, source=source)
     if scenarios is None:
         return ProcessPoolRunner()
     return choose_runner(scenarios)
