@@ -7,6 +7,9 @@ is silently ignored or silently misread.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,3 +55,20 @@ def test_malformed_scheduler_variable_is_named(
     refused(
         args, capsys, "$DASK_SCHEDULER_ADDRESS 'garbage' is not a Dask scheduler address", "tcp://HOST:PORT"
     )
+
+
+# -- S1: an implausible COLUMNS ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", ["0", "1", "10"])
+def test_implausible_columns_still_prints(columns: str) -> None:
+    """COLUMNS below 40 is ignored: COLUMNS=0 printed nothing (results nor errors) and exited 0."""
+    env = {**os.environ, "COLUMNS": columns}
+    run = [sys.executable, "-m", "commsim", "run", "--topology", "pcie_4gpu_switch", "--algorithm"]
+    done = subprocess.run([*run, "ring", "--size", "1M"], env=env, capture_output=True, text=True)
+    assert done.returncode == 0
+    assert "all_reduce on pcie_4gpu_switch" in done.stdout
+    assert "algorithm" in done.stdout.split("\n")[2]  # a table header, not one character per line
+    bad = subprocess.run([*run, "rin"], env=env, capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "unknown algorithm 'rin'" in bad.stderr

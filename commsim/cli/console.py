@@ -8,12 +8,15 @@ and not read as console markup. Emoji codes are not read either (a label
 
 Width: a terminal's own width; when stdout is piped, ``COLUMNS`` if set,
 else 200 columns (tables wrap link names at separators, never mid-word).
+A ``COLUMNS`` below 40 is not a width anyone reads a table at (``0`` made
+rich print nothing at all, and exit 0): it is ignored, as if unset.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TextIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,16 +24,32 @@ from rich.markup import escape
 __all__ = ["err", "error", "escape", "out", "say"]
 
 
+MIN_COLUMNS = 40
+"""Narrowest ``COLUMNS`` taken as a width; below it (0, 1, 10) the variable is ignored."""
+
+
+def _width(stream: TextIO, piped: int | None) -> int | None:
+    """The width for ``stream``: None lets rich follow the terminal or ``COLUMNS``."""
+    columns = os.environ.get("COLUMNS", "")
+    plausible = columns.isdecimal() and int(columns) >= MIN_COLUMNS
+    if plausible or (not columns.isdecimal() and stream.isatty()):
+        return None  # rich follows COLUMNS, or the terminal
+    if not stream.isatty():
+        return piped or 80
+    try:  # an implausible COLUMNS on a terminal: the terminal's own width
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except OSError:
+        return 80
+
+
 def _result_width() -> int | None:
-    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit():
-        return None  # rich follows the terminal, or COLUMNS
-    return 200
+    return _width(sys.stdout, 200)
 
 
 out = Console(width=_result_width(), emoji=False)
 """Results: tables and reports on stdout."""
 
-err = Console(stderr=True, soft_wrap=True, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False, width=_width(sys.stderr, None))
 """Messages: files written, progress, warnings and errors, on stderr."""
 
 
