@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from commsim.algorithms import Problem, make_algorithm
 from commsim.collectives import Collective
 from commsim.engine import replay
-from commsim.errors import CommsimError, ScenarioError, ScheduleError, check_argument
+from commsim.errors import CommsimError, ScenarioError, ScheduleError, UnitError, check_argument
 from commsim.results import Result, link_loads
 from commsim.scenario.case import Case, CaseError, select_ranks
 from commsim.scenario.machine import build_machine, parse_overrides
 from commsim.topology.model import Topology
-from commsim.units import format_size
+from commsim.units import BANDWIDTH_FORMS, TIME_FORMS, format_size
 from commsim.verify import should_verify
 
 if TYPE_CHECKING:  # the file readers (PyYAML) are imported when a file is read
@@ -72,6 +73,8 @@ def simulate(
         Root rank for rooted collectives.
     overrides : mapping, optional
         Per link kind or family: ``{"nvlink": {"bandwidth": "18 GB/s"}}``.
+        Figures need their unit, as in a scenario file: ``{"bandwidth": 16}``
+        is refused, not read as 16 B/s.
     verify : bool, optional
         Prove the schedule correct symbolically before replaying it (see
         :func:`commsim.verify.verify_schedule`). By default (None) every plan
@@ -113,6 +116,17 @@ def _check_simulate_arguments(params: Any, overrides: Any, label: Any, verify: A
     check_argument(overrides, (Mapping, type(None)), "overrides", expected)
     for kind, figures in (overrides or {}).items():
         check_argument(figures, Mapping, f"overrides[{kind!r}]", "a mapping such as {'bandwidth': '18 GB/s'}")
+        try:  # an unknown field, or a figure that is no quantity
+            parse_overrides({kind: figures})
+        except UnitError as exc:
+            raise UnitError(f"overrides[{kind!r}]: {exc}") from None
+        for name, forms in (("bandwidth", BANDWIDTH_FORMS), ("latency", TIME_FORMS)):
+            value = figures.get(name)
+            if isinstance(value, numbers.Real) and not isinstance(value, bool):  # 16 would be 16 B/s
+                raise UnitError(
+                    f"overrides[{kind!r}][{name!r}]: {value!r} has no unit (a bare number is refused, "
+                    f"as in a scenario file); expected {forms}"
+                )
     check_argument(label, (str, type(None)), "label", "text")
     check_argument(verify, (bool, type(None)), "verify", "True, False or None")
 

@@ -72,3 +72,26 @@ def test_implausible_columns_still_prints(columns: str) -> None:
     bad = subprocess.run([*run, "rin"], env=env, capture_output=True, text=True)
     assert bad.returncode == 2
     assert "unknown algorithm 'rin'" in bad.stderr
+
+
+# -- S2: API overrides need units, as a scenario file's do ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("figures", "message"),
+    [
+        ({"bandwidth": 16}, "overrides['pcie']['bandwidth']: 16 has no unit"),
+        ({"latency": 5}, "overrides['pcie']['latency']: 5 has no unit"),
+        ({"bandwidth": 16.0, "latency": "1 us"}, "expected a rate with a unit per second, e.g. '16 GB/s'"),
+    ],
+)
+def test_api_override_without_unit_is_refused(figures: dict[str, object], message: str) -> None:
+    """simulate(overrides={'pcie': {'bandwidth': 16}}) is refused, not read as 16 B/s."""
+    import commsim
+    from commsim.errors import UnitError
+
+    with pytest.raises(UnitError) as info:
+        commsim.simulate("pcie_4gpu_switch", "ring", overrides={"pcie": figures})
+    assert message in str(info.value)
+    ok = commsim.simulate("pcie_4gpu_switch", "ring", overrides={"pcie": {"bandwidth": "16 GB/s"}})
+    assert ok.time_s < 1
