@@ -95,3 +95,18 @@ def test_api_override_without_unit_is_refused(figures: dict[str, object], messag
     assert message in str(info.value)
     ok = commsim.simulate("pcie_4gpu_switch", "ring", overrides={"pcie": {"bandwidth": "16 GB/s"}})
     assert ok.time_s < 1
+
+
+# -- S5: limits that are refused at once, and runs under them that finish -----------------------------
+
+
+def test_fully_connected_has_its_own_gpu_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """fully_connected links every pair: above 256 GPUs it is refused at once."""
+    args = ["run", "--topology", "fully_connected", "--gpus", "1024", "--algorithm", "direct", "--size", "1G"]
+    refused(args, capsys, "builder 'fully_connected': gpus 1024 is above its limit of 256", "523,776 links")
+
+
+def test_direct_refuses_every_pair_collectives_on_many_ranks(capsys: pytest.CaptureFixture[str]) -> None:
+    """direct's all-reduce sends n(n-1) pieces a step: above 256 ranks it is refused before planning."""
+    args = ["run", "--topology", "nvswitch_box", "--gpus", "300", "--algorithm", "direct", "--size", "1G"]
+    refused(args, capsys, "all_reduce on 300 ranks (89,700 sends a step) is above its limit of 256 ranks")

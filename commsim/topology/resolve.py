@@ -11,6 +11,7 @@ from commsim.topology.builders import BUILDERS, build
 from commsim.topology.model import Topology
 
 __all__ = [
+    "MAX_FULLY_CONNECTED_GPUS",
     "MAX_GPUS",
     "MAX_NODES",
     "available_topologies",
@@ -21,6 +22,10 @@ __all__ = [
 
 MAX_GPUS = 16_384
 """The most GPUs a builder makes (``gpus=``): far above any one NCCL job simulated here."""
+MAX_FULLY_CONNECTED_GPUS = 256
+"""The most GPUs ``fully_connected`` makes: a link per pair, n(n-1)/2 of them (32,640 at 256,
+built in under a second and simulated by every algorithm in seconds; 1,024 GPUs took 20 s to
+build and ``direct`` did not finish in a minute)."""
 MAX_NODES = 1_024
 """The most boxes a cluster builder joins (``nodes=``)."""
 
@@ -39,6 +44,13 @@ def check_builder_sizes(name: str, params: Mapping[str, Any]) -> None:
         value = params.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > limit:
             raise TopologyError(f"builder {name!r}: {key} {value} is above the limit of {limit:,}")
+    gpus = params.get("gpus")
+    if name == "fully_connected" and isinstance(gpus, int) and gpus > MAX_FULLY_CONNECTED_GPUS:
+        raise TopologyError(
+            f"builder 'fully_connected': gpus {gpus} is above its limit of {MAX_FULLY_CONNECTED_GPUS} "
+            f"(it links every pair: {gpus * (gpus - 1) // 2:,} links); for more GPUs on one switch "
+            "use nvswitch_box"
+        )
 
 
 def available_topologies() -> list[str]:
