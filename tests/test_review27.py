@@ -110,3 +110,36 @@ def test_direct_refuses_every_pair_collectives_on_many_ranks(capsys: pytest.Capt
     """direct's all-reduce sends n(n-1) pieces a step: above 256 ranks it is refused before planning."""
     args = ["run", "--topology", "nvswitch_box", "--gpus", "300", "--algorithm", "direct", "--size", "1G"]
     refused(args, capsys, "all_reduce on 300 ranks (89,700 sends a step) is above its limit of 256 ranks")
+
+
+# -- S8: output suffixes are checked, as the README says ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["export", "msccl", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "-o", "{tmp}/x.png"],
+            "--output {tmp}/x.png: unknown format '.png'; use a file ending .xml",
+        ),
+        (
+            ["export", "nccl-tuner", "--topology", "pcie_4gpu_switch", "-o", "{tmp}/x.xml"],
+            "use a file ending .conf, .csv",
+        ),
+        (
+            ["export", "astra", "--topology", "ring", "--gpus", "4", "-o", "{tmp}/x.json"],
+            "use a file ending .yml, .yaml",
+        ),
+        (
+            ["sweep", "{tmp}/s.yaml", "-o", "{tmp}/x.csv", "--format", "jsonl"],
+            "--format jsonl does not match {tmp}/x.csv, whose suffix .csv means csv",
+        ),
+    ],
+)
+def test_output_suffix_must_fit_the_content(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output whose suffix contradicts what is written (MSCCL XML in x.png, JSONL in x.csv) is refused."""
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    refused([a.format(tmp=tmp_path) for a in args], capsys, message.format(tmp=tmp_path))
+    assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]

@@ -29,13 +29,18 @@ export_app = typer.Typer(
     help="Write MSCCL algorithms, NCCL tuner rules and ASTRA-sim networks from commsim's plans and models.",
 )
 
+MSCCL_SUFFIXES = (".xml",)
+TUNER_SUFFIXES = (".conf", ".csv")
+ASTRA_SUFFIXES = (".yml", ".yaml")
+"""What each export's ``-o`` may end with: a .png of MSCCL XML was written as asked (review 27)."""
+
 TopologyName = Annotated[str, typer.Option(metavar="TEXT", help="Topology name, builder or YAML path.")]
 Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fully_connected).")]
 
 
-def write_whole(path: Path, text: str) -> None:
+def write_whole(path: Path, text: str, suffixes: tuple[str, ...]) -> None:
     """Write ``text`` to ``path`` (an ``--output``) whole or not at all, after checking it can be."""
-    check_writable(path, "--output")
+    check_writable(path, "--output", suffixes)
     write_file(path, text)
 
 
@@ -73,7 +78,7 @@ def export_msccl(
     from commsim.api import simulate
     from commsim.interop.msccl import schedule_to_msccl
 
-    check_writable(output, "--output")
+    check_writable(output, "--output", MSCCL_SUFFIXES)
     if min_bytes < 0:
         raise CommsimError(f"--min-bytes must be at least 0, got {min_bytes}")
     if max_bytes is not None and max_bytes < max(min_bytes, 1):
@@ -89,7 +94,7 @@ def export_msccl(
     export = schedule_to_msccl(
         result.schedule, name=name, proto=proto, min_bytes=min_bytes, max_bytes=max_bytes
     )
-    write_whole(output, export.xml)
+    write_whole(output, export.xml, MSCCL_SUFFIXES)
     algo = export.algo
     blocks = sum(len(gpu.tbs) for gpu in algo.gpus)
     grid = "exact" if export.exact else "chunk boundaries rounded to the grid"
@@ -117,10 +122,11 @@ def export_nccl_tuner(
     from commsim.collectives import get_collective
     from commsim.interop.nccl_tuner import TUNER_COLLECTIVES, tuner_csv, tuner_rows
 
+    check_writable(output, "--output", TUNER_SUFFIXES)
     machine = _topology(topology, gpus)
     chosen = [get_collective(c) for c in collective] if collective else list(TUNER_COLLECTIVES)
     rules = tuner_rows(machine, chosen)
-    write_whole(output, tuner_csv(rules, machine.name))
+    write_whole(output, tuner_csv(rules, machine.name), TUNER_SUFFIXES)
     say(f"wrote {output}: {len(rules)} rules for {len(chosen)} collectives on {machine.name}")
 
 
@@ -133,7 +139,8 @@ def export_astra(
     """Write a machine of rings, full meshes and switches as an ASTRA-sim analytical network (GB = 2^30 B)."""
     from commsim.interop.astra import astra_yaml, topology_to_astra
 
+    check_writable(output, "--output", ASTRA_SUFFIXES)
     network = topology_to_astra(_topology(topology, gpus))
-    write_whole(output, astra_yaml(network))
+    write_whole(output, astra_yaml(network), ASTRA_SUFFIXES)
     dims = " x ".join(f"{b}({n})" for b, n in zip(network.topology, network.npus_count))
     say(f"wrote {output}: {dims}")

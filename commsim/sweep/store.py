@@ -46,13 +46,20 @@ def output_format(path: str | Path, fmt: str | None = None) -> str:
     Raises
     ------
     SweepError
-        For an unknown format, or a suffix that names none.
+        For an unknown format, a suffix that names none, or a format the
+        suffix contradicts (``--format jsonl`` for ``x.csv``).
     """
+    suffix = Path(path).suffix.lower()
     if fmt is not None:
         if fmt not in FORMATS:
             raise SweepError(f"unknown output format {fmt!r}; valid: {', '.join(FORMATS)}")
+        if _SUFFIXES.get(suffix, fmt) != fmt:  # JSONL in a .csv file: every reader of it is misled
+            endings = ", ".join(s for s, f in _SUFFIXES.items() if f == fmt)
+            raise SweepError(
+                f"--format {fmt} does not match {path}, whose suffix {suffix} means {_SUFFIXES[suffix]}; "
+                f"name a file ending {endings}, or leave out --format"
+            )
         return fmt
-    suffix = Path(path).suffix.lower()
     if suffix not in _SUFFIXES:
         raise SweepError(
             f"cannot tell the format of {path} from its suffix; use .csv, .jsonl or .parquet, "
