@@ -58,11 +58,16 @@ class Recommendation:
         win_links = {l.link for l in win.links if l.utilisation > _USED}
         second_links = {l.link for l in second.links if l.utilisation > _USED}
         extra = sorted(win_links - second_links)
-        text = (
+        head = (
             f"{win.algorithm} wins at {format_time(win.time_s)}, {second.time_s / win.time_s:.2f}x faster "
-            f"than {second.algorithm} ({format_time(second.time_s)}): it keeps {len(win_links)} directed "
-            f"links busy against {len(second_links)}"
+            f"than {second.algorithm} ({format_time(second.time_s)})"
         )
+        if not win_links and not second_links:  # "keeps 0 directed links busy against 0" said nothing
+            return (
+                f"{head}: no link is busy more than {_USED:.0%} of the time in either, so the size is too "
+                "small for bandwidth to matter; the difference is in steps and latency."
+            )
+        text = f"{head}: it keeps {len(win_links)} directed links busy against {len(second_links)}"
         if extra:
             shown = ", ".join(extra[:6]) + (f" and {len(extra) - 6} more" if len(extra) > 6 else "")
             text += f"; {second.algorithm} leaves idle {shown}"

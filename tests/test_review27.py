@@ -143,3 +143,17 @@ def test_output_suffix_must_fit_the_content(
     (tmp_path / "s.yaml").write_text(SWEEP)
     refused([a.format(tmp=tmp_path) for a in args], capsys, message.format(tmp=tmp_path))
     assert [p.name for p in tmp_path.iterdir()] == ["s.yaml"]
+
+
+# -- S9: sizes too small for bandwidth to matter -------------------------------------------------------
+
+
+def test_recommend_on_a_latency_bound_size_does_not_count_zero_links() -> None:
+    """When no link is busy in winner or runner-up, the reason is latency, not '0 links busy against 0'."""
+    import commsim
+    from commsim.recommend import recommend
+
+    text = recommend(commsim.get_topology("dgx1_v100"), "all_reduce", 1).explanation()
+    assert "busy against" not in text
+    assert "no link is busy more than 1% of the time in either" in text
+    assert "the difference is in steps and latency" in text
