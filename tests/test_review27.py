@@ -157,3 +157,33 @@ def test_recommend_on_a_latency_bound_size_does_not_count_zero_links() -> None:
     assert "busy against" not in text
     assert "no link is busy more than 1% of the time in either" in text
     assert "the difference is in steps and latency" in text
+
+
+# -- D1, D2, D3: help and README say what the code does ---------------------------------------------
+
+
+def test_run_help_states_size_default_and_gpus_for_every_builder(capsys: pytest.CaptureFixture[str]) -> None:
+    """run --help shows --size's default (160 MB was used unseen) and --gpus for every builder, not two."""
+    from tests.test_bad_inputs import run_cli
+
+    code, out, _ = run_cli(["run", "--help"], capsys)
+    text = " ".join(out.replace("│", " ").split())
+    assert code == 0
+    assert "(repeatable; default 160 MB;" in text
+    assert "GPU count for a builder (ring, fully_connected, nvswitch_box, pcie_box" in text
+
+
+def test_readme_msccl_round_trip_is_true() -> None:
+    """The README's MSCCL example: verify() returns None; a replay of it gives the same time."""
+    from commsim.api import simulate
+    from commsim.engine import replay
+    from commsim.interop import msccl_to_schedule, parse_msccl, schedule_to_msccl
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    assert "replay(back, r.topology_obj).makespan_s   # the same replay time as r.replay_time_s" in readme
+    r = simulate("dgx1_v100", "tree_packing", "all_reduce", "1 MB")
+    back = msccl_to_schedule(
+        parse_msccl(schedule_to_msccl(r.schedule, proto="Simple").xml), r.topology_obj, r.schedule.nbytes
+    )
+    assert back.verify() is None
+    assert replay(back, r.topology_obj).makespan_s == pytest.approx(r.replay_time_s)

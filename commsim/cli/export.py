@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from commsim.cli.console import say
-from commsim.cli.options import check_writable, parse_params
+from commsim.cli.options import GPUS_HELP, check_writable, parse_params
 from commsim.errors import CommsimError
 from commsim.textfile import write_whole as write_file
 from commsim.units import SIZE_HELP
@@ -35,7 +35,7 @@ ASTRA_SUFFIXES = (".yml", ".yaml")
 """What each export's ``-o`` may end with: a .png of MSCCL XML was written as asked (review 27)."""
 
 TopologyName = Annotated[str, typer.Option(metavar="TEXT", help="Topology name, builder or YAML path.")]
-Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fully_connected).")]
+Gpus = Annotated[int | None, typer.Option(help=GPUS_HELP)]
 
 
 def write_whole(path: Path, text: str, suffixes: tuple[str, ...]) -> None:

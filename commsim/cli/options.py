@@ -39,9 +39,12 @@ TopologyName = Annotated[
         "its fields, e.g. 'builder: nvswitch_box' and 'gpus: 16' on two lines.",
     ),
 ]
+GPUS_HELP = (
+    "GPU count for a builder (ring, fully_connected, nvswitch_box, pcie_box, ...: see 'commsim topo list')."
+)
 Gpus = Annotated[
     int | None,
-    typer.Option(metavar="INTEGER", help="GPU count for builders (ring, fully_connected)."),
+    typer.Option(metavar="INTEGER", help=GPUS_HELP),
 ]
 Box = Annotated[str | None, typer.Option(metavar="TEXT", help="Box of a cluster topology, e.g. dgx_a100.")]
 Nodes = Annotated[int | None, typer.Option(metavar="INTEGER", help="Boxes in a cluster topology.")]
@@ -49,7 +52,9 @@ Nic = Annotated[str | None, typer.Option(metavar="TEXT", help="Network link kind
 SizeList = Annotated[
     list[str] | None,
     typer.Option(
-        "--size", metavar="SIZE", help=f"Message size, e.g. '160 MB' or '1M' (repeatable; {SIZE_HELP})."
+        "--size",
+        metavar="SIZE",
+        help=f"Message size, e.g. '160 MB' or '1M' (repeatable; default 160 MB; {SIZE_HELP}).",
     ),
 ]
 Params = Annotated[

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from commsim.cli.console import say
-from commsim.cli.options import check_writable, parse_params
+from commsim.cli.options import GPUS_HELP, check_writable, parse_params
 from commsim.errors import CommsimError
 from commsim.units import SIZE_HELP
 
@@ -38,7 +38,7 @@ MAX_PANELS = 8
 
 Scenario = Annotated[Path | None, typer.Argument(help="Scenario YAML file (or use the flags).")]
 TopologyName = Annotated[str | None, typer.Option(help="Topology name, builder or YAML path.")]
-Gpus = Annotated[int | None, typer.Option(help="GPU count for builders (ring, fully_connected).")]
+Gpus = Annotated[int | None, typer.Option(help=GPUS_HELP)]
 Algorithms = Annotated[list[str] | None, typer.Option(help="Algorithm name (repeatable).")]
 CollectiveName = Annotated[str | None, typer.Option(help="Collective, e.g. all_reduce (default).")]
 Sizes = Annotated[

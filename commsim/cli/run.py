@@ -108,7 +108,9 @@ def run(
         results, title = run_.results, run_.title
     else:
         if not topology or not algorithm:
-            raise CommsimError("give a scenario file, or --topology and --algorithm (and --size)")
+            raise CommsimError(
+                "give a scenario file, or --topology and --algorithm (--size is 160 MB unless given)"
+            )
         from commsim.api import simulate_case
         from commsim.scenario.flags import flag_cases
 
