@@ -187,3 +187,26 @@ def test_readme_msccl_round_trip_is_true() -> None:
     )
     assert back.verify() is None
     assert replay(back, r.topology_obj).makespan_s == pytest.approx(r.replay_time_s)
+
+
+# -- H1: an interrupted sweep says where its rows are only when there are some ---------------------------
+
+
+def test_sweep_interrupted_before_any_row_says_nothing_was_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interrupted before its first row, a sweep does not point to an output file that does not exist."""
+    import commsim.sweep
+    from tests.test_bad_inputs import run_cli
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commsim.sweep, "run_sweep", interrupted)
+    (tmp_path / "s.yaml").write_text(SWEEP)
+    code, _, err = run_cli(
+        ["sweep", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "o.csv"), "--serial"], capsys
+    )
+    assert code == 130
+    assert "interrupted before any row was finished" in err
+    assert "the rows finished so far are in" not in err

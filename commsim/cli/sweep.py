@@ -82,10 +82,12 @@ def sweep(
         )
     except KeyboardInterrupt:
         bar.stop()
-        err.print(
-            escape(f"interrupted: the rows finished so far are in {output}; run the same command to resume"),
-            highlight=False,
+        message = (
+            f"interrupted: the rows finished so far are in {output}; run the same command to resume"
+            if output.exists()
+            else f"interrupted before any row was finished: {output} was not written; run the same command"
         )
+        err.print(escape(message), highlight=False)
         raise
     finally:
         bar.stop()
