@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_bad_inputs import run_cli
 from tests.test_bad_inputs_more import refused
 
 SWEEP = (
@@ -210,3 +211,17 @@ def test_sweep_interrupted_before_any_row_says_nothing_was_written(
     assert code == 130
     assert "interrupted before any row was finished" in err
     assert "the rows finished so far are in" not in err
+
+
+def test_nccl_refusal_through_direct_says_the_nccl_algorithm_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The nccl algorithm replays NVLS in one NVSwitch box as direct's two-shot all-reduce; on 512
+    ranks direct refuses (its limit is 256), and the refusal named only 'direct', which the user never
+    asked for. It now says the nccl algorithm replays NVLS so, and how to restrict its choice."""
+    code, _, err = run_cli(
+        ["run", "--topology", "nvswitch_box", "--gpus", "512", "--algorithm", "nccl"], capsys
+    )
+    assert code == 2
+    assert err.startswith("error: the nccl algorithm replays NVLS in one NVSwitch box as direct's two-shot")
+    assert "above its limit of 256 ranks" in err and "'algorithms' parameter set to ring or tree" in err

@@ -22,6 +22,7 @@ from commsim.algorithms.registry import register
 from commsim.algorithms.ring import Ring
 from commsim.algorithms.tree import Tree
 from commsim.collectives import Collective
+from commsim.errors import AlgorithmError
 from commsim.nccl.channels import ring_packing
 from commsim.nccl.intra import chain_schedule, packed_rings
 from commsim.nccl.model import P2P_COLLECTIVES, NcclModel, NcclPrediction, ring_schedule
@@ -116,14 +117,14 @@ class Nccl(Algorithm):
                     return node_trees(problem.topology, problem.ranks, machine.transport, problem.nbytes)
                 return Tree({"shape": "double_binary"}).plan(problem)
             if chosen == "nvls" and single:
-                return Direct().plan(problem)
+                return _as_direct(problem, "replays NVLS in one NVSwitch box as direct's two-shot all-reduce")
             if chosen.startswith("collnet") or chosen == "nvls":  # across nodes only with CollNet: the
                 return Hierarchical().plan(problem)  # switch reduces, which no schedule can; the nearest plan
             if not single:
                 return _node_rings(problem, machine.transport) or Hierarchical().plan(problem)
             return ring_schedule(problem.topology, problem.ranks, machine.transport, problem.nbytes, False)
-        if problem.collective in P2P_COLLECTIVES:  # grouped sends straight to each peer
-            return Direct().plan(problem)
+        if problem.collective in P2P_COLLECTIVES:
+            return _as_direct(problem, f"replays {problem.collective} as direct's grouped sends to each peer")
         if problem.collective in (Collective.BROADCAST, Collective.REDUCE):
             if single:
                 topo, coll = problem.topology, problem.collective
@@ -200,3 +201,13 @@ def _node_rings(problem: Problem, transport: str) -> Schedule | None:
     if len(rings) * problem.n > MAX_CHANNEL_RANKS:
         return None
     return packed_rings(problem.ranks, [(ring, 1.0) for ring in rings], problem.nbytes, problem.collective)
+
+
+def _as_direct(problem: Problem, how: str) -> Schedule:
+    """``direct``'s plan for ``problem``; its refusal (too many ranks) says the nccl algorithm asked."""
+    try:
+        return Direct().plan(problem)
+    except AlgorithmError as exc:
+        raise AlgorithmError(
+            f"the nccl algorithm {how}, and {exc} (for nccl: its 'algorithms' parameter set to ring or tree)"
+        ) from None
