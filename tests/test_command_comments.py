@@ -61,3 +61,34 @@ def test_a_hash_without_a_space_is_a_comment_not_a_prompt() -> None:
     assert find_command(["#./build/sendrecv_perf -g 8"], 1) == (None, None)
     with pytest.raises(ParseError, match="cannot tell the number of ranks"):
         parse_nccl_tests("#./build/sendrecv_perf -b 256M -e 512M -g 8\n#\n" + _TABLE, "x.txt")
+
+
+@pytest.mark.parametrize(
+    ("before", "why"),
+    [
+        ("# which sendrecv_perf\n/opt/nccl-tests/build/sendrecv_perf", "which's output: the path alone"),
+        (
+            "$ ./build/sendrecv_perf -b 256M -e 512M -g 1\nbash: ./build/sendrecv_perf: Permission denied",
+            "a user's '$ ' session (then sudo -i: '# ' is root's prompt) and the shell's error",
+        ),
+    ],
+)
+def test_lines_that_only_name_the_binary_leave_roots_prompt(before: str, why: str) -> None:
+    """Review 28: any line naming the binary without a leading '#' turned root's '# mpirun ...'
+    into a comment, so its launcher and NCCL_ALGO=Tree were lost and ring was priced. A line that
+    runs nothing (``which``'s output, ``bash: ...: Permission denied``) decides nothing, and a command
+    after a user's '$ ' prompt is an interactive session, where '# ' is root's prompt."""
+    log = parse_nccl_tests(f"{before}\n{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
+    assert log.command == COMMENTED.removeprefix("# "), why
+    assert log.settings.env["NCCL_ALGO"].value == "Tree", why
+
+
+def test_a_backtrace_after_the_table_does_not_undo_roots_prompt() -> None:
+    """Review 28: the settings reader decided root's prompt from the whole run, so a backtrace frame
+    after the table ('[nodea:54741] [ 3] ./build/sendrecv_perf(+0x5b2c)') made the '# mpirun' line
+    a comment for the settings (NCCL_ALGO=Tree lost) while the command reader kept it. Both now
+    decide once, from the lines before the table, and a frame is no command anyway."""
+    frame = "[nodea:54741] [ 3] ./build/sendrecv_perf(+0x5b2c)[0x55d0c8a7eb2c]"
+    log = parse_nccl_tests(f"{COMMENTED}\n{_HEADER}{_TABLE}{frame}\n", "x.txt")
+    assert log.command == COMMENTED.removeprefix("# ")
+    assert log.settings.env["NCCL_ALGO"].value == "Tree"

@@ -307,25 +307,66 @@ def root_prompt(lines: list[str]) -> bool:
     """Whether a ``# `` before a command in ``lines`` is root's shell prompt, not a shell comment.
 
     A log shows the commands it ran after one prompt: root's is ``# ``, which is also how a script
-    comments a command out. So ``# `` is a prompt unless the lines show a command naming an
-    nccl-tests binary without a leading ``#`` (bare, or after ``$ ``): then that one ran and the
-    ``#`` lines are commented-out alternatives (``mpirun -np 16 ...`` above ``# mpirun -np 8 ...``).
+    comments a command out. So ``# `` is a prompt unless the lines show, bare (as a script or a
+    page prints it: no prompt), a command naming an nccl-tests binary that ran: then that one ran and
+    the ``#`` lines are commented-out alternatives (``mpirun -np 16 ...`` above ``# mpirun -np 8``).
+    A command after a user's prompt (``$ ./build/all_reduce_perf``) is an interactive session, in
+    which a ``# `` command after that command's output is root's prompt (after ``sudo -i``), and
+    one typed right below it a comment. Lines that only name the binary are no command:
+    ``which`` output (the path alone), a shell's error (``bash: ./build/all_reduce_perf: Permission
+    denied``), a backtrace frame (``[node:123] [ 3] ./build/all_reduce_perf(+0x5b2c)``).
     nccl-tests' own ``#`` lines name no command (``# nThread 1 nGpus 1 ...``) or are not read as one
     (``# Collective test starting: all_reduce_perf``), so they never decide it.
     """
-    return all(text.startswith("#") for _, text in _commands(lines, 1))
+    commands = _commands(lines, 1)
+    ran = [(number, text) for number, text in commands if not text.startswith("#") and _runs(text)]
+    if not ran:
+        return True
+    if not all(_USER_PROMPT.match(text) for _, text in ran):
+        return False  # a script's or a page's bare command ran
+    return any(  # a session: root's prompt once the user's command has printed (then sudo -i)
+        _printed_between(lines, max(m for m, _ in ran if m < number), number)
+        for number, text in commands
+        if text.startswith("#") and any(m < number for m, _ in ran)
+    )
 
 
-def find_command(lines: list[str], first_line: int) -> tuple[str | None, int | None]:
+def _printed_between(lines: list[str], command: int, later: int) -> bool:
+    """Whether a non-blank line other than ``command``'s continuation lies between lines ``command``
+    and ``later`` (1-based): the command's output, which a comment typed beside it has not."""
+    index = command - 1
+    while index < later - 1 and lines[index].rstrip().endswith("\\"):
+        index += 1  # the command goes on
+    return any(line.strip() for line in lines[index + 1 : later - 1])
+
+
+_USER_PROMPT = re.compile(r"^(?:[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)")
+_COMMAND_WORD = re.compile(r"^(?:[\w.~/+-]+|[A-Za-z_]\w*=\S*)$")
+"""A command's first word: a name or path (``mpirun``, ``./build/all_reduce_perf``) or a variable's
+assignment (``NCCL_ALGO=Tree``); not ``bash:`` or ``[node:123]``."""
+
+
+def _runs(text: str) -> bool:
+    """Whether a line naming an nccl-tests binary is a command that runs one (see :func:`root_prompt`)."""
+    words = _PROMPT.sub("", text, count=1).split()
+    if not words or not _COMMAND_WORD.match(words[0]):
+        return False
+    return len(words) > 1 or not find_program(words[0])
+
+
+def find_command(
+    lines: list[str], first_line: int, prompt: bool | None = None
+) -> tuple[str | None, int | None]:
     """The last command line naming an nccl-tests binary (continuations joined), and its first line.
 
     The last one before the run's table is the one that ran it: a page may show a one-node command
     first and the multi-node one it ran below it (log 209: ``./all_reduce_perf ... -g 1``, then
     ``mpirun -np 2 ... -g 8`` above a 16-rank table). A line starting with ``#`` is a command only
     after root's prompt (``# ./build/all_reduce_perf ...``; :func:`root_prompt`): ``#./build/...``,
-    or ``# mpirun ...`` below a command shown without it, is commented out.
+    or ``# mpirun ...`` below a command shown without it, is commented out. ``prompt``: whether
+    ``# `` is root's prompt, decided by the caller for the whole run (None: from ``lines``).
     """
-    prompt = root_prompt(lines)
+    prompt = root_prompt(lines) if prompt is None else prompt
     ran = [
         (start, text)
         for start, text in _commands(lines, first_line)

@@ -82,10 +82,13 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
     data.nccl_version = data.nccl_version or reader.library_version
     data.program = _nearest_program(text.lines, start, end)
     table = next((i for i, line in enumerate(lines) if _table_start(line.strip())), len(lines))
-    data.command, data.command_line = find_command(lines[:table], start + 1)  # after it: the next test's
+    prompt = root_prompt(lines[:table])  # decided once, by the lines before the table, for both readers
+    data.command, data.command_line = find_command(
+        lines[:table], start + 1, prompt
+    )  # after it: the next test's
     data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
     data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
-    data.settings = read_settings(lines, start + 1, root_prompt=root_prompt(lines))
+    data.settings = read_settings(lines, start + 1, root_prompt=prompt)
     filled = [n for n, line in enumerate(lines, start=start + 1) if line.strip()]
     data.first_line, data.last_line = start + 1, (filled[-1] if filled else end)
     data.last_text = text.lines[filled[-1] - 1].strip() if filled else None
