@@ -60,3 +60,11 @@ def test_gpus_per_node_against_the_launchers_layout_are_warned() -> None:
 def test_options_the_launcher_agrees_with_are_not_warned() -> None:
     _, warnings = _facts(RunOptions(gpu="A100 SXM", nodes=2, gpus_per_node=4))
     assert not any("disagrees" in w for w in warnings), warnings
+
+
+def test_the_launchers_host_count_is_its_own_not_one_from_gpus() -> None:
+    """Review 28: with --gpus 16 --nodes 2 the warning said '--nodes 2 disagrees with the log's node
+    count 4': 16 (from --gpus) over the list's 4 per host, a count the log never states, while the
+    list '-H a:4,b:4' names 2 hosts, which --nodes 2 agrees with. The host count is the list's."""
+    _, warnings = _facts(RunOptions(gpu="A100 SXM", gpus=16, nodes=2))
+    assert not any(w.startswith("--nodes") for w in warnings), warnings

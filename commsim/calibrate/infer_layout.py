@@ -156,13 +156,12 @@ def infer_layout(
     if nodes is None and gpus_per_node is None and listed is not None:
         return listed
     launcher = _launcher_per_node(log, ranks) if listed is None else None
-    stated = listed or (_launcher_layout(launcher, ranks, log) if launcher else None)
+    stated_nodes = listed.nodes if listed else (_launcher_nodes(launcher, log) if launcher else None)
+    stated_per_node = listed.per_node if listed else launcher
     if nodes is not None:
-        conflict("node count", "--nodes", nodes, stated.nodes if stated else None, warnings)
+        conflict("node count", "--nodes", nodes, stated_nodes, warnings)
     if gpus_per_node is not None:
-        conflict(
-            "GPUs per node", "--gpus-per-node", gpus_per_node, stated.per_node if stated else None, warnings
-        )
+        conflict("GPUs per node", "--gpus-per-node", gpus_per_node, stated_per_node, warnings)
     if nodes is not None and gpus_per_node is not None:
         n_fact, p_fact = (
             given("nodes", nodes, "--nodes"),
@@ -245,9 +244,30 @@ def _launcher_per_node(log: NcclTestsLog, ranks: int) -> Fact | None:
     return Fact("gpus_per_node", per, (evidence,), option="--gpus-per-node")
 
 
-def _launcher_layout(per_node: Fact, ranks: int, log: NcclTestsLog) -> Layout:
-    """The hosts and ranks per host a launcher's line states (its ranks per host divide ``ranks``)."""
-    return Layout(_divided("nodes", ranks, per_node, "--nodes", log), per_node, None)
+def _launcher_nodes(per_node: Fact, log: NcclTestsLog) -> Fact | None:
+    """The hosts a launcher's line states: its processes x nThread x nGpus over its ranks per host,
+    or the hosts of its host list (``-H a:4,b:4``: 2); None when it states neither (a count from
+    ``--gpus`` is not the log's)."""
+    from commsim.calibrate.parser_command import read_command
+
+    command = read_command(log.command, None) if log.command else None
+    if command is None:
+        return None
+    hosts = command.hosts
+    if command.processes is not None:
+        threads, gpus = log.header.get("nThread"), log.header.get("nGpus")
+        threads = threads if isinstance(threads, int) else command.threads or 1
+        gpus = gpus if isinstance(gpus, int) else command.gpus or 1
+        total = command.processes * threads * gpus
+        hosts = total // per_node.value if total % per_node.value == 0 else None
+    if hosts is None:
+        return None
+    evidence = Evidence.at(hosts, LAUNCHER_HOSTS, log.command_line, command.text)
+    return Fact("nodes", hosts, (evidence,), option="--nodes")
+
+
+LAUNCHER_HOSTS = "launcher command line (hosts)"
+"""Source name of the host count an MPI or Slurm launcher's line states."""
 
 
 def _per_node_without_list(log: NcclTestsLog, ranks: int, host_gpus: int | None) -> Fact:

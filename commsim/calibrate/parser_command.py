@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import find_program
-from commsim.calibrate.parser_launcher import launcher_name, process_count, processes_per_host
+from commsim.calibrate.parser_launcher import launcher_name, listed_hosts, process_count, processes_per_host
 
 __all__ = [
     "LAUNCHED",
@@ -78,6 +78,9 @@ class TestsCommand:
         The processes an MPI or Slurm launcher starts on each host, when it
         states the same number for every host
         (:func:`~commsim.calibrate.parser_launcher.processes_per_host`); else None.
+    hosts : int or None
+        The hosts of an MPI launcher's host list that gives each as many slots
+        (``-H a:4,b:4``: 2; :func:`~commsim.calibrate.parser_launcher.listed_hosts`); else None.
     """
 
     text: str
@@ -89,6 +92,7 @@ class TestsCommand:
     unknown: tuple[str, ...] = ()
     processes: int | None = None
     per_host: int | None = None
+    hosts: int | None = None
 
     @property
     def one_process_ranks(self) -> int | None:
@@ -166,6 +170,7 @@ def read_command(text: str, line: int | None) -> TestsCommand | None:
         unknown=tuple(unknown),
         processes=processes,
         per_host=processes_per_host(launcher, words[:program], processes),
+        hosts=listed_hosts(launcher, words[:program], processes),
     )
 
 

@@ -163,3 +163,18 @@ def _slots_per_host(hosts: str, processes: int | None) -> int | None:
     if len(counts) != 1 or (processes is not None and processes != sum(slots.values())):
         return None
     return counts.pop()
+
+
+def listed_hosts(launcher: str | None, words: list[str], processes: int | None) -> int | None:
+    """The hosts of an MPI launcher's host list (``-H a:4,b:4``: 2) when every host has as many
+    slots and the process count (if stated) fills them; else None."""
+    if launcher is None or not _MPI_LAUNCHER.match(launcher) or launcher == "srun":
+        return None
+    for index, word in enumerate(words):
+        flag, _, value = word.partition("=") if word.startswith("-") else (word, "", "")
+        if flag in _HOST_LIST:
+            value = value or (words[index + 1] if index + 1 < len(words) else "")
+            if _slots_per_host(value, processes) is None:
+                return None
+            return len({entry.partition(":")[0] for entry in value.split(",")})
+    return None
