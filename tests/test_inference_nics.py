@@ -77,9 +77,7 @@ def test_a_transports_nics_per_host_are_shared_by_the_gpus_modelled() -> None:
     inference = infer_run(log, GH200_ONE_PER_HOST, RunOptions(nic="slingshot_200g"))
     nics = inference.facts["nics_per_node"]
     assert nics.assumed and nics.value == 1
-    assert (
-        "usually have 4 NICs for 4 GPUs, and the 1 GPU(s) the run uses per host use their share" in nics.note
-    )
+    assert "usually have 4 NICs for 4 GPUs, and a host modelled with 1 GPU(s) gets its share" in nics.note
     machine = analyse(inference.topology, inference.ranks)
     assert machine.nic_Bps == pytest.approx(25e9)
     given = infer_run(log, GH200_ONE_PER_HOST, RunOptions(nic="slingshot_200g", nics_per_node=2))

@@ -169,7 +169,7 @@ def _assumed_nics(
         value = max(1, math.ceil(per_host * host_gpus / host))
         note = (
             f"{value} per host assumed: this transport's hosts usually have {per_host} NICs for {host} "
-            f"GPUs, and the {host_gpus} GPU(s) the run uses per host use their share"
+            f"GPUs, and a host modelled with {host_gpus} GPU(s) gets its share"
         )
     if slots is not None and value > slots:
         value, note = slots, f"{slots} per host assumed: the board has {slots} NIC slots"
