@@ -753,6 +753,19 @@ def a100_with_line(number: int, replacement: str) -> str:
     return "\n".join(lines)
 
 
+def test_a_cut_last_row_with_an_impossible_time_is_refused_not_dropped() -> None:
+    """A last row cut short is dropped (a killed run); review 28 found one whose whole out-of-place
+    time read 1e300 us dropped as 'truncated' too, though no run prints that (more than a day per
+    call): such a row is refused at its line, cut or not."""
+    lines = text_of(A100).splitlines()
+    last = max(i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#"))
+    fields = lines[last].split()
+    lines[last] = "  ".join([*fields[:5], "1e300", *fields[6:9], "13"])
+    with pytest.raises(ParseError, match="should be a positive time of at most one day per call") as info:
+        parse_nccl_tests("\n".join(lines[: last + 1]), source="a100.txt")
+    assert info.value.line == last + 1
+
+
 @pytest.mark.parametrize(
     ("line", "replacement", "message", "error_line"),
     [
@@ -1265,3 +1278,14 @@ def test_every_h100_1gpu_log_parses(name: str, collective: str, rows: int) -> No
     log = load_nccl_tests(H100_1GPU / name)
     assert (log.collective, log.n_ranks, log.hosts, len(log.rows)) == (collective, 1, ["vm"], rows)
     assert log.settings.version is not None and log.settings.version.value == "2.28.9"
+
+
+def test_the_time_limit_is_said_in_the_tables_unit() -> None:
+    """The 2017 tables print milliseconds: a 9e7 ms row (25 hours per call) is refused with the
+    limit in ms, 8.64e+07 ms (a day), not 8.64e+10 us beside a figure in ms (review 28)."""
+    name = "synthetic_legacy-ms-format_all_reduce_2gpu.txt"
+    lines = text_of(name).splitlines()
+    lines[16] = lines[16].replace("0.014", "9e7", 1)
+    with pytest.raises(ParseError, match=re.escape("one day per call (8.64e+07 ms), found '9e7'")) as info:
+        parse_nccl_tests("\n".join(lines), source=name)
+    assert info.value.line == 17

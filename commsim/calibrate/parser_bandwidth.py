@@ -49,10 +49,12 @@ calls after 5 warm-up ones by default, so a longer figure would be weeks at one 
 edited row, not a measurement."""
 
 
-def time_fault(seconds: float) -> str | None:
-    """What a row's time per call (s) should be instead, or None when it is a measurement's."""
+def time_fault(seconds: float, per_s: float = 1e6) -> str | None:
+    """What a row's time per call (s) should be instead, in the row's unit (``per_s`` of them a
+    second: us, or ms in the 2017 tables), or None when it is a measurement's."""
     if not (math.isfinite(seconds) and 0 < seconds <= MAX_CALL_S):
-        return f"a positive time of at most one day per call ({MAX_CALL_S * 1e6:.4g} us)"
+        unit = "ms" if per_s == 1e3 else "us"
+        return f"a positive time of at most one day per call ({MAX_CALL_S * per_s:.4g} {unit})"
     return None
 
 

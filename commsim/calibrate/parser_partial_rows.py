@@ -31,6 +31,7 @@ from commsim.calibrate.parser_table import (
     Column,
     Layout,
     boundary,
+    check_plausible,
     fits,
     read_row,
     width_message,
@@ -68,6 +69,7 @@ def read_cut_row(
         if (last.slot, last.name) == ("oop", "busbw"):
             return None
         return read_cut_row(number, tokens[:-1], layout, fail)  # cut inside an in-place bandwidth
+    check_plausible(number, tokens, part, fail)  # a cut row is forgiven, a corrupt one is not
     try:
         return read_row(number, tokens, part, fail)
     except ParseError:

@@ -26,6 +26,7 @@ __all__ = [
     "Column",
     "Layout",
     "boundary",
+    "check_plausible",
     "fits",
     "looks_like_row",
     "names_printed",
@@ -253,6 +254,25 @@ def read_layout(number: int, labels: list[str], fail: Callable[[str, int], Parse
     return layout
 
 
+def check_plausible(
+    number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
+) -> None:
+    """Refuse a row whose size or out-of-place time reads but no run could print (more than a day per
+    call or 1 PiB), even where a row that does not read is forgiven (a cut last row; a time of 0 there
+    may be a cut one)."""
+    cells = _Cells(number, tokens, layout, fail)
+    size = cells.text("", "size")
+    if size is not None and INTEGER.match(size) and (fault := size_fault(int(size))):
+        raise cells.bad("", "size", fault)
+    token = cells.text("oop", "time")
+    try:
+        seconds = printed(token).value / layout.time_per_s if token is not None else None
+    except ValueError:
+        return
+    if seconds is not None and seconds > 0 and (fault := time_fault(seconds, layout.time_per_s)):
+        raise cells.bad("oop", "time", fault)
+
+
 def read_row(
     number: int, tokens: list[str], layout: Layout, fail: Callable[[str, int], ParseError]
 ) -> tuple[NcclTestsRow, list[Measured]]:
@@ -342,7 +362,7 @@ class _Cells:
         if time is None or algbw is None or busbw is None:
             return _Half(None, None, None, None, None)
         seconds = time.divided(self.time_per_s)
-        if fault := time_fault(seconds.value):
+        if fault := time_fault(seconds.value, self.time_per_s):
             raise self.bad(slot, "time", fault)
         label = _SLOT_NAMES[slot]
         measured.append(Measured(self.line, label, nbytes, seconds, algbw, busbw))
