@@ -41,3 +41,15 @@ def test_nccls_gdr_1_summary_outweighs_its_channel_lines() -> None:
     the channel lines without '/GDRDMA' are not read as running without GPUDirect RDMA."""
     summary = "MOC-R4PCC04U37:574691:574719 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1"
     assert gdr_off([(52, RECEIVE), (54, SEND), (55, summary)]) is None
+
+
+def test_gdrdma_pci_and_proxied_channels_are_read() -> None:
+    """Review 28: NCCL prints '/GDRDMA(PCI)' where GPUDirect RDMA goes through PCIe (Grace hosts)
+    and 'NET/IB/0(5)' for a send proxied through another GPU's NIC (PXN); neither was read as an
+    InfiniBand channel, so a '/GDRDMA(PCI)' receive beside a plain send was reported as no GPUDirect."""
+    recv = "h:1:2 [0] NCCL INFO Channel 00/1 : 1[0] -> 0[0] [receive] via NET/IB/0/GDRDMA(PCI)"
+    send = "h:1:2 [0] NCCL INFO Channel 00/1 : 0[0] -> 1[0] [send] via NET/IB/0"
+    assert gdr_off([(10, recv), (11, send)]) is None
+    proxied = "h:1:2 [0] NCCL INFO Channel 01/1 : 0[0] -> 1[0] [send] via NET/IB/0(5)"
+    found = gdr_off([(12, proxied), (13, send)])
+    assert found is not None and found.line == 12

@@ -61,7 +61,7 @@ _NO_GDR = re.compile(
 _GDR_ON = re.compile(r"NCCL INFO Connected all rings, use ring PXN \d+ GDR 1\b")
 _IB_CHANNEL = re.compile(
     r"NCCL INFO Channel \d+(?:/\d+)? : \d+\[[0-9a-fA-F]+\] -> \d+\[[0-9a-fA-F]+\]"
-    r"(?: \[(?:send|receive)\])? via NET/IB/\d+(/GDRDMA)?(?:/Shared)?\s*$"
+    r"(?: \[(?:send|receive)\])? via NET/IB/\d+(?:\(\d+\))?(/GDRDMA(?:\(PCI\))?)?(?:/Shared)?\s*$"
 )
 
 
