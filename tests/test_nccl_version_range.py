@@ -23,9 +23,15 @@ def test_modelled_releases_need_no_note(version: str | None) -> None:
     assert version_note(version) is None
 
 
-def test_the_newest_modelled_release_is_2_28() -> None:
-    """NCCL 2.28's tables are the newest restated (chunking.py and candidates.py cite 2.28)."""
-    assert NEWEST_MODELLED == (2, 28)
+def test_no_rule_of_the_tables_is_newer_than_the_newest_release_modelled() -> None:
+    """Every algorithm's first release in the eras' tables is within the modelled range, so a rule
+    added for a newer NCCL (say PAT's 2.23, NVLS's 2.17) without raising NEWEST_MODELLED fails here:
+    the notes would call that release newer than the model while its rules are applied."""
+    from commsim.nccl.tuning import ERAS
+
+    firsts = [first for era in ERAS for first in era.algorithms.values()] + [era.first for era in ERAS]
+    assert max(firsts) <= NEWEST_MODELLED
+    assert ERAS[0].first == (2, 4)  # NCCL 2.4 brought the tree: the oldest release restated
 
 
 def test_older_and_newer_releases_are_said() -> None:

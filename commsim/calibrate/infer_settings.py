@@ -22,7 +22,7 @@ from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.settings import RunSettings, p2p_disabled, setting, setting_value, shm_disabled
 from commsim.hardware import GpuSpec
 from commsim.nccl.candidates import P2P_COLLECTIVES
-from commsim.nccl.tuning_table import NEWEST_MODELLED, version_note
+from commsim.nccl.tuning_table import modelled_range, version_note
 
 __all__ = [
     "ALGO_NAMES",
@@ -118,7 +118,7 @@ def infer_version(settings: RunSettings, option: str | None, log_version: str | 
         if not (match := _VERSION.match(option)) or int(match.group(1)) < 2:
             raise InferenceError(
                 f"--nccl-version {option!r} should be an NCCL 2 release like 2.21 or 2.26.2 (nccl-tests "
-                "runs on NCCL 2; commsim models 2.4 to " + ".".join(map(str, NEWEST_MODELLED)) + ")"
+                "runs on NCCL 2; commsim models {} to {})".format(*modelled_range())
             )
         return given("nccl_version", option, "--nccl-version", version_note(option) or "")
     seen = settings.version

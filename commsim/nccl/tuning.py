@@ -42,7 +42,7 @@ no PAT) apply either way (:func:`commsim.nccl.rccl.rules`).
 
 from __future__ import annotations
 
-from commsim.nccl.tuning_table import ALGORITHMS, PROTOCOLS, TuningTable, parse_version
+from commsim.nccl.tuning_table import ALGORITHMS, OLDEST_MODELLED, PROTOCOLS, TuningTable, parse_version
 
 __all__ = [
     "ALGORITHMS",
@@ -215,7 +215,7 @@ _CORRECTION_23: dict[str, tuple[float, ...]] = {
 
 _ERA_2_4 = TuningTable(
     name="2.4",
-    first=(2, 4),
+    first=OLDEST_MODELLED,
     base_latency_s={
         "tree": _row(4.4, 4.4, 0),
         "ring": _row(3.6, 10.0, 8.4),

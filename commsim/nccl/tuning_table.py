@@ -14,6 +14,7 @@ __all__ = [
     "OLDEST_MODELLED",
     "PROTOCOLS",
     "TuningTable",
+    "modelled_range",
     "parse_version",
     "since",
     "version_note",
@@ -35,6 +36,11 @@ def parse_version(version: str | None) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def modelled_range() -> tuple[str, str]:
+    """The oldest and newest releases modelled, as NCCL numbers them: ``("2.4", "2.28")``."""
+    return ".".join(map(str, OLDEST_MODELLED)), ".".join(map(str, NEWEST_MODELLED))
+
+
 def version_note(version: str | None) -> str | None:
     """What the model does with a release outside those it restates (:data:`OLDEST_MODELLED` to
     :data:`NEWEST_MODELLED`), or None inside them. Releases before 2.4 (no tree) are priced with
@@ -43,9 +49,12 @@ def version_note(version: str | None) -> str | None:
     parsed = parse_version(version)
     if parsed is None:
         return None
-    newest = ".".join(map(str, NEWEST_MODELLED))
+    oldest, newest = modelled_range()
     if parsed < OLDEST_MODELLED:
-        return "older than the first release modelled (2.4, NCCL's first with trees): priced with 2.4's table"
+        return (
+            f"older than the first release modelled ({oldest}, NCCL's first with trees): priced with "
+            f"{oldest}'s table"
+        )
     if parsed > NEWEST_MODELLED:
         return (
             f"newer than the newest release modelled ({newest}): priced with {newest}'s tables and "
