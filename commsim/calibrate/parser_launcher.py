@@ -152,7 +152,10 @@ def _srun_per_node(found: dict[str, str]) -> int | None:
 
 def _slots_per_host(hosts: str, processes: int | None) -> int | None:
     """Slots per host of a host list (``a:8,b:8``; ``a,b`` is one each) when every host has as many
-    and the process count (if stated) fills them; else None."""
+    and the process count (if stated) fills them; else None (also for a shell variable the page left
+    unexpanded, ``-H ${HOSTS}``: no list of hosts is written, so no host has one slot)."""
+    if "$" in hosts or "`" in hosts:
+        return None
     slots: dict[str, int] = {}
     for entry in hosts.split(","):
         name, _, count = entry.partition(":")
