@@ -191,6 +191,8 @@ REFUSED_PLAIN = {
         "starting with '#') follows it; line 16 is a result row behind '#': remove the '#' to validate "
         "the rows"
     ),
+    "302_MI250X-HPE-pinoak-2node-16rank-rccl-allreduce-1M-256M-rowsonly-cut.txt": "give --gpu ",
+    "303_RTXPRO6000-BlackwellServer-GardenLinux-TP2-P2P-allreduce-8B-1K-NCCL2277-excerpt.txt": "give --gpu ",
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -231,7 +233,9 @@ failed in NCCL's init ('CUDA driver version is insufficient for CUDA runtime ver
 the sixteenth batch, 286 is a sample output without device lines (no GPU named) and 287's wrapper left its
 device list empty; 289's run failed in RCCL's init ('invalid kernel file') before any row. Of the
 seventeenth batch, 290's page prints its only row behind '#' (the Optcast tutorial's wrapper), so no
-result row follows the column header."""
+result row follows the column header. Of the eighteenth batch, 302 is rows without their device list and
+303's excerpt leaves its device list out (its page names the GPU in an nvidia-smi list, which the parser
+skips as a '##' line)."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -314,10 +318,10 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """253 logs (01-138, 150-171, 180-195, 200-227, 230-246, 250-257, 260-270, 280-289 and 290-292), each
+    """257 logs (01-138, 150-171, 180-195, 200-227, 230-246, 250-257, 260-270, 280-292 and 300-303), each
     with its provenance lines first and one README row; every page fact is for a log, every topology file
     it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 253
+    assert len(LOGS) == 257
     assert {int(p.name.split("_")[0]) for p in LOGS} == {
         *range(1, 139),
         *range(150, 172),
@@ -327,6 +331,7 @@ def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
         *range(250, 258),
         *range(260, 271),
         *range(280, 293),
+        *range(300, 304),
     }
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:

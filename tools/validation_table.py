@@ -727,6 +727,24 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(nic="slingshot_200g"),
         None,
     ),
+    # eighteenth batch (probe 18: what the pages state)
+    # the issue's title and comment: two p4 instances (p4d: 4 x 100 Gb/s EFA), "nccl-2.7.8, with
+    # aws-ofi-nccl-1.1.2"; the log's INFO lines in the excerpt name neither
+    "300_A100SXM4-40GB-AWS-p4d-2node-16rank-EFA-ofi112-NCCL278-allreduce-32M-46M-step2M-INFO-midheader.txt": (
+        RunOptions(nic="efa_v2", nics_per_node=4, nccl_version="2.7.8"),
+        None,
+    ),
+    # the PR's "Results" run: hosts pinoak0003/0004, one process each driving 8 MI250X GCDs (-g 8)
+    "302_MI250X-HPE-pinoak-2node-16rank-rccl-allreduce-1M-256M-rowsonly-cut.txt": (
+        RunOptions(gpu="MI250X", nodes=2, gpus_per_node=8),
+        None,
+    ),
+    # the comment's nvidia-smi list names the RTX PRO 6000 Blackwell Server Edition; "TP=2: P2P enabled
+    # (NCCL default)", one process (nGpus 2)
+    "303_RTXPRO6000-BlackwellServer-GardenLinux-TP2-P2P-allreduce-8B-1K-NCCL2277-excerpt.txt": (
+        RunOptions(gpu="RTX PRO 6000 Blackwell", nodes=1, gpus_per_node=2, p2p=True),
+        None,
+    ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
