@@ -58,3 +58,17 @@ def test_the_cut_device_list_gives_the_hosts_not_the_launcher(tmp_path: Path) ->
     assert facts["ranks"].value == 16
     assert facts["gpus_per_node"].value == 8
     assert facts["nodes"].value == 2
+
+
+def test_fi_provider_efa_asks_for_efa(tmp_path: Path) -> None:
+    """300 sets -x FI_PROVIDER="efa" (libfabric's EFA provider, which NCCL uses through aws-ofi-nccl)
+    but prints no aws-ofi-nccl line: the network was assumed to be 8 InfiniBand NICs, as for any
+    NVLink board. The setting asks for EFA: efa_v2 for an A100 (p4d), 4 per host, still assumed
+    (the NIC's speed is not printed), with the setting's line cited."""
+    path = tmp_path / "p4d.txt"
+    path.write_text(UNEXPANDED_HOSTS)
+    facts = validate_file(path).inference.facts
+    network = facts["network"]
+    assert (network.value, network.assumed) == ("efa_v2", True)
+    assert network.evidence[0].line == 5 and "FI_PROVIDER=efa" in network.evidence[0].source
+    assert facts["nics_per_node"].value == 4

@@ -90,7 +90,7 @@ def _transport_from_env(settings: RunSettings) -> Evidence | None:
 
 
 def _transport_asked(settings: RunSettings) -> Evidence | None:
-    """The transport the log's ``NCCL_IB_*`` settings ask for: ``"roce"``, ``"ib"`` (IB verbs), or None.
+    """The transport the log's settings ask for: ``"roce"``, ``"ib"`` (IB verbs), ``"efa"``, or None.
 
     NCCL's env docs: ``NCCL_IB_HCA`` "specifies which RDMA interfaces to use"
     and ``NCCL_IB_TC`` "defines the InfiniBand traffic class field" (both
@@ -99,7 +99,8 @@ def _transport_asked(settings: RunSettings) -> Evidence | None:
     ``NCCL_IB_ROCE_VERSION_NUM`` the RoCE version of the GID NCCL picks, so
     these mean RoCE (a GID index of 0 or -1 does not: 0 is an InfiniBand
     port's own GID, -1 the default). An exclusion list (``^mlx5_2``) or
-    ``NCCL_IB_DISABLE=1`` asks for nothing.
+    ``NCCL_IB_DISABLE=1`` asks for nothing. ``FI_PROVIDER=efa`` asks libfabric for AWS EFA, which
+    NCCL uses through the aws-ofi-nccl plugin: ``"efa"``.
     """
     if setting_value(setting(settings, "NCCL_IB_DISABLE")) == "1":
         return None
@@ -109,6 +110,10 @@ def _transport_asked(settings: RunSettings) -> Evidence | None:
         value = setting_value(seen) or ""
         if seen is not None and value.isdigit() and (name != "NCCL_IB_GID_INDEX" or int(value) >= 1):
             return Evidence("roce", f"{name}={value} ({seen.source}) asks for RoCE", seen.line, seen.text)
+    provider = setting(settings, "FI_PROVIDER")
+    if (setting_value(provider) or "").lower() == "efa" and provider is not None:
+        source = f"FI_PROVIDER=efa ({provider.source}) asks libfabric for EFA (NCCL's aws-ofi-nccl plugin)"
+        return Evidence("efa", source, provider.line, provider.text)
     for name in ("NCCL_IB_HCA", "NCCL_IB_TC"):
         seen = setting(settings, name)
         value = setting_value(seen) or ""
