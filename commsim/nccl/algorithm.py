@@ -10,9 +10,9 @@ that an ideal replay leaves out.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from commsim.algorithms.base import Algorithm, Params, Problem
 from commsim.algorithms.direct import Direct
@@ -28,7 +28,7 @@ from commsim.nccl.intra import chain_schedule, packed_rings
 from commsim.nccl.model import P2P_COLLECTIVES, NcclModel, NcclPrediction, ring_schedule
 from commsim.nccl.network import MAX_CHANNEL_RANKS, node_rings, node_trees
 from commsim.nccl.params import NcclParams
-from commsim.nccl.tuning_table import version_note
+from commsim.nccl.tuning_table import release_problem, version_note
 from commsim.schedule import Schedule
 from commsim.topology.model import Topology
 from commsim.units import format_bandwidth, format_time
@@ -58,6 +58,20 @@ class NcclAlgorithmParams(Params):
     nccl_version: str | None = Field(
         None, pattern=r"^\d+\.\d+(\.\d+)?$", description="NCCL release whose tables apply (newest if unset)"
     )
+
+    @field_validator("nccl_version", mode="before")
+    @classmethod
+    def _release(cls, value: Any) -> Any:
+        """A version is text: unquoted, YAML and --param read 2.21 as a number (and 2.10 as 2.1)."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            raise ValueError(
+                f"got the number {value}: quote the version so it is read as text, "
+                f"nccl_version: '{value}' in YAML, --param \"nccl_version='{value}'\" on the command line "
+                "(unquoted, 2.10 would read as 2.1)"
+            )
+        if isinstance(value, str) and (problem := release_problem(value)):
+            raise ValueError(problem)
+        return value
 
 
 @register

@@ -16,6 +16,7 @@ __all__ = [
     "TuningTable",
     "modelled_range",
     "parse_version",
+    "release_problem",
     "since",
     "version_note",
 ]
@@ -39,6 +40,19 @@ def parse_version(version: str | None) -> tuple[int, int] | None:
 def modelled_range() -> tuple[str, str]:
     """The oldest and newest releases modelled, as NCCL numbers them: ``("2.4", "2.28")``."""
     return ".".join(map(str, OLDEST_MODELLED)), ".".join(map(str, NEWEST_MODELLED))
+
+
+def release_problem(version: str) -> str | None:
+    """Why ``version`` is not an NCCL release commsim can model (None if it is one): a release is
+    written MAJOR.MINOR or MAJOR.MINOR.PATCH, and nccl-tests runs on NCCL 2."""
+    match = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?", version.strip())
+    if match is None or int(match.group(1)) != 2:
+        oldest, newest = modelled_range()
+        return (
+            f"{version!r} should be an NCCL 2 release like 2.21 or 2.26.2 (MAJOR.MINOR or "
+            f"MAJOR.MINOR.PATCH; commsim models {oldest} to {newest})"
+        )
+    return None
 
 
 def version_note(version: str | None) -> str | None:
