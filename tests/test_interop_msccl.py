@@ -203,7 +203,7 @@ def test_export_refuses_all_to_all_and_unknown_protocols() -> None:
     with pytest.raises(ExportError, match="exportable collectives: all_reduce"):
         schedule_to_msccl(simulate(fully_connected(4), "direct", "all_to_all", "4 MB").schedule)
     with pytest.raises(ExportError, match="valid: Simple, LL128, LL"):
-        schedule_to_msccl(simulate(topo, "ring", "all_reduce", "4 MB").schedule, proto="simple")
+        schedule_to_msccl(simulate(topo, "ring", "all_reduce", "4 MB").schedule, proto="simplex")
 
 
 # -- the checker ---------------------------------------------------------------------------------

@@ -43,3 +43,32 @@ def test_quoted_nccl_version_runs(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["run", "--topology", "dgx_a100", "--algorithm", "nccl", "--param", "nccl_version='2.21'", "-q"]
     code, _, err = run_cli(args, capsys)
     assert code == 0, err
+
+
+# -- U7: protocol names in any case, everywhere -----------------------------------------------------
+
+
+def test_protocols_are_read_in_any_case(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """validate --proto took 'simple'; scenario protocols and export msccl --proto now do too (as Simple)."""
+    scenario = tmp_path / "p.yaml"
+    scenario.write_text(
+        "name: t\ntopology: dgx_a100\ncollective: all_reduce\nsizes: [1 MB]\n"
+        "algorithms: [{algorithm: nccl, params: {protocols: [simple, ll128, Ll]}}]\n"
+    )
+    code, _, err = run_cli(["run", str(scenario), "-q"], capsys)
+    assert code == 0, err
+    out = tmp_path / "m.xml"
+    args = ["export", "msccl", "--topology", "dgx1_v100", "--algorithm", "ring", "--size", "1M"]
+    code, _, err = run_cli([*args, "-o", str(out), "--proto", "simple"], capsys)
+    assert code == 0, err
+    assert 'proto="Simple"' in out.read_text()
+
+
+def test_unknown_msccl_protocol_is_near(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An unknown --proto names the valid ones and the nearest."""
+    args = ["export", "msccl", "--topology", "dgx1_v100", "--algorithm", "ring", "--size", "1M"]
+    refused(
+        [*args, "-o", str(tmp_path / "m.xml"), "--proto", "simpel"],
+        capsys,
+        "unknown MSCCL protocol 'simpel'; valid: Simple, LL128, LL (any case); did you mean 'Simple'?",
+    )

@@ -68,7 +68,7 @@ def export_msccl(
         typer.Option(metavar="KEY=VALUE", help="Algorithm parameter; VALUE is YAML (repeatable)."),
     ] = None,
     proto: Annotated[
-        str, typer.Option(metavar="TEXT", help="MSCCL protocol: Simple, LL128 or LL.")
+        str, typer.Option(metavar="TEXT", help="MSCCL protocol: Simple, LL128 or LL (any case).")
     ] = "Simple",
     min_bytes: Annotated[int, typer.Option(help="Smallest call size the algorithm is for, bytes.")] = 0,
     max_bytes: Annotated[int | None, typer.Option(help="Largest call size, bytes (default: --size).")] = None,

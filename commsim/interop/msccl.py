@@ -52,6 +52,7 @@ from fractions import Fraction
 import numpy as np
 
 from commsim.collectives import Collective
+from commsim.errors import did_you_mean
 from commsim.interop.errors import ExportError
 from commsim.interop.msccl_check import MAX_COUNT, msccl_problems
 from commsim.interop.msccl_format import PROTOCOLS, MscclAlgo, MscclGpu, MscclStep, MscclTb, algo_to_xml
@@ -182,7 +183,8 @@ def _check_exportable(schedule: Schedule, proto: str) -> str:
         valid = ", ".join(str(c) for c in MSCCL_COLLECTIVES)
         raise ExportError(f"cannot export {schedule.collective} as MSCCL; exportable collectives: {valid}")
     if proto not in PROTOCOLS:
-        raise ExportError(f"unknown MSCCL protocol {proto!r}; valid: {', '.join(PROTOCOLS)}")
+        valid = f"valid: {', '.join(PROTOCOLS)} (any case){did_you_mean(proto, PROTOCOLS)}"
+        raise ExportError(f"unknown MSCCL protocol {proto!r}; {valid}")
     n = len(schedule.ranks)
     outside = np.flatnonzero((schedule.op_src >= n) | (schedule.op_dst >= n))
     if outside.size:
@@ -233,7 +235,7 @@ def schedule_to_msccl(
     name : str
         The algorithm's name (default: collective and rank count).
     proto : {"Simple", "LL128", "LL"}
-        The protocol MSCCL runs it with.
+        The protocol MSCCL runs it with, in any case (``simple`` is written ``Simple``).
     min_bytes, max_bytes : int
         Call sizes, in bytes, for which the runtime picks it (default
         ``0 .. schedule.nbytes``).
@@ -250,6 +252,7 @@ def schedule_to_msccl(
         dependency joins no GPU of its send, or the result breaks a limit
         of the format (too many steps or thread blocks).
     """
+    proto = {p.lower(): p for p in PROTOCOLS}.get(str(proto).lower(), proto)
     coll = _check_exportable(schedule, proto)
     n = len(schedule.ranks)
     grid, exact = _grid(schedule, n if schedule.collective in _SLICED else 1)

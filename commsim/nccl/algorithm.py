@@ -53,11 +53,20 @@ class NcclAlgorithmParams(Params):
         "SHARP plugin; NCCL's default is off)",
     )
     protocols: list[Literal["LL", "LL128", "Simple"]] | None = Field(
-        None, description="allowed protocols, like NCCL_PROTO"
+        None, description="allowed protocols, like NCCL_PROTO (any case)"
     )
     nccl_version: str | None = Field(
         None, pattern=r"^\d+\.\d+(\.\d+)?$", description="NCCL release whose tables apply (newest if unset)"
     )
+
+    @field_validator("protocols", mode="before")
+    @classmethod
+    def _protocol_case(cls, value: Any) -> Any:
+        """Protocols in any case, as validate --proto takes them: ``simple`` is ``Simple``."""
+        if isinstance(value, list):
+            names = {p.lower(): p for p in ("LL", "LL128", "Simple")}
+            return [names.get(v.lower(), v) if isinstance(v, str) else v for v in value]
+        return value
 
     @field_validator("nccl_version", mode="before")
     @classmethod
