@@ -72,3 +72,26 @@ def test_unknown_msccl_protocol_is_near(tmp_path: Path, capsys: pytest.CaptureFi
         capsys,
         "unknown MSCCL protocol 'simpel'; valid: Simple, LL128, LL (any case); did you mean 'Simple'?",
     )
+
+
+# -- U2: pooled machines are a Python option --------------------------------------------------------
+
+DATA = Path(__file__).parent / "data" / "nccl-tests"
+
+
+def test_calibrate_of_two_machines_names_no_cli_option_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI has no across_machines option: the message says one calibrate per machine, and that
+    pooling is the Python API's commsim.fit(..., across_machines=True)."""
+    logs = [
+        DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt",
+        DATA / "H100-SXM5-4GPU-NVLink_all_reduce_4gpu_1.txt",
+    ]
+    err = refused(
+        ["calibrate", *map(str, logs), "-o", str(tmp_path / "c.yaml")],
+        capsys,
+        "one commsim calibrate per machine",
+        "only from Python, commsim.fit(..., across_machines=True)",
+    )
+    assert "or pass across_machines" not in err

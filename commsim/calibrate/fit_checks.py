@@ -108,8 +108,9 @@ def check_one_machine(keys: Sequence[tuple[str, MachineKey]]) -> None:
         if differences:
             raise CalibrationError(
                 f"{first_name} and {name} were measured on different machines ({'; '.join(differences)}): "
-                "one fit of both would describe neither; calibrate each machine on its own logs, or pass "
-                "across_machines=True to fit parameters shared by every machine"
+                "one fit of both would describe neither; calibrate each machine on its own logs (one "
+                "commsim calibrate per machine); parameters shared by every machine can be fitted only "
+                "from Python, commsim.fit(..., across_machines=True)"
             )
 
 
