@@ -251,8 +251,9 @@ def parse_scenario(text: str, source: str = "<scenario>", base: Path | None = No
         raise ScenarioError(f"{source}: expected a mapping of scenario fields, got {kind_of(data)}")
     if "workload" in data:
         raise ScenarioError(
-            f"{source}: this is a training scenario (top-level 'workload'); "
-            "load it with commsim.training.load_training_scenario"
+            f"{source}: this is a training scenario (top-level 'workload'): run it with commsim run "
+            f"{source} (add --trace STEP.json for its timeline, to open in ui.perfetto.dev); "
+            "from Python, load it with commsim.training.load_training_scenario"
         )
     return scenario_from_data(data, node, source, base)
 

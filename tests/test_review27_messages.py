@@ -95,3 +95,20 @@ def test_calibrate_of_two_machines_names_no_cli_option_it_lacks(
         "only from Python, commsim.fit(..., across_machines=True)",
     )
     assert "or pass across_machines" not in err
+
+
+# -- U3: a training scenario given to plot timeline --------------------------------------------------
+
+
+def test_plot_timeline_of_a_training_scenario_names_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CLI user is told the CLI command that gives a training step's timeline (run --trace)."""
+    scenario = Path(__file__).parent.parent / "scenarios" / "resnet50_dgx1_overlap.yaml"
+    refused(
+        ["plot", "timeline", str(scenario), "-o", str(tmp_path / "x.png")],
+        capsys,
+        f"this is a training scenario (top-level 'workload'): run it with commsim run {scenario}",
+        "--trace STEP.json",
+    )
+    assert not (tmp_path / "x.png").exists()
