@@ -112,3 +112,49 @@ def test_plot_timeline_of_a_training_scenario_names_the_command(
         "--trace STEP.json",
     )
     assert not (tmp_path / "x.png").exists()
+
+
+# -- U6: NaN is not a number out of range -----------------------------------------------------------
+
+
+def test_nan_is_called_not_a_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """NaN fails every bound, so 'must be at most 1' or 'at least 0' misleads: say it must be a number."""
+    training = tmp_path / "t.yaml"
+    training.write_text(
+        "name: t\nworkload:\n  model: resnet50\n  batch: 64\n  dtype: fp32\n  device_flops: 125 TFLOPS\n"
+        "  efficiency: .nan\ntopology: dgx1_v100\nsync:\n  - {algorithm: multi_ring}\n"
+        "bucket_sizes: [25 MB]\noverlap: [true]\n"
+    )
+    err = refused(
+        ["run", str(training)], capsys, f"{training}:7:15: workload.efficiency: must be a number, got nan"
+    )
+    assert "at most" not in err
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        "name: x\ncollective: all_reduce\ngrid:\n  - product:\n      topology: [dgx1_v100]\n"
+        "      algorithm: [ring]\n      size: [.nan]\n"
+    )
+    err = refused(
+        ["sweep", str(sweep), "-o", str(tmp_path / "o.csv")],
+        capsys,
+        f"{sweep}:7:14:",
+        "must be a number, got nan",
+    )
+    assert "plain data" not in err
+
+
+def test_nan_threshold_is_called_not_a_number(capsys: pytest.CaptureFixture[str]) -> None:
+    """recommend --threshold nan: not 'must be at least 0' (a negative one still is)."""
+    code, _, err = run_cli(["recommend", "--topology", "pcie_4gpu_switch", "--threshold", "nan"], capsys)
+    assert code == 2 and "'--threshold': must be a number, got nan" in err
+    code, _, err = run_cli(["recommend", "--topology", "pcie_4gpu_switch", "--threshold", "-5"], capsys)
+    assert code == 2 and "'--threshold': must be at least 0" in err
+
+
+def test_workload_efficiency_nan_from_python() -> None:
+    """The Python Throughput says the same."""
+    from commsim.errors import CommsimError
+    from commsim.training.workload import Throughput
+
+    with pytest.raises(CommsimError, match="efficiency must be a number in \\(0, 1\\], got nan"):
+        Throughput(1e12, efficiency=float("nan"))

@@ -271,7 +271,20 @@ def _user_words(exc: Any) -> None:
         return
     for pattern, words in _CLICK_WORDS:
         message = pattern.sub(words, message)
+    if message.startswith("must be ") and _is_nan(getattr(exc, "__cause__", None)):
+        message = "must be a number, got nan"  # NaN fails every bound: the bound is not the problem
     exc.message = message
+
+
+def _is_nan(cause: Any) -> bool:
+    """Whether pydantic's error behind a click one (``--threshold nan``) was given NaN."""
+    errors = getattr(cause, "errors", None)
+    if not callable(errors):
+        return False
+    try:
+        return any(str(e.get("input")).strip().lower() in ("nan", "+nan", "-nan") for e in errors())
+    except (TypeError, ValueError):
+        return False
 
 
 def main() -> None:

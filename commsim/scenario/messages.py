@@ -128,6 +128,8 @@ def _one_message(err: Any, fields: list[str] | None) -> str:
     if kind in _EXPECTED:
         return f"expected {_EXPECTED[kind]}, got {describe(value)}"
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
+        if isinstance(value, float) and value != value:  # NaN fails every bound: the bound is not the problem
+            return "must be a number, got nan"
         words = {"greater_than_equal": "at least", "greater_than": "more than"}
         words |= {"less_than_equal": "at most", "less_than": "less than"}
         bound = next(iter(ctx.values()), "?")

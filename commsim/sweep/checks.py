@@ -119,6 +119,9 @@ def check_plain(value: Any) -> None:
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
+        if isinstance(value, float):  # .nan or .inf: a value no axis takes
+            word = "a number" if value != value else "a finite number"
+            raise ValueError(f"must be {word}, got {value!r} (e.g. 2.5, or a quantity like '1 MB')") from None
         raise ValueError(f"{value!r} is not plain data (write it as a string?)") from None
 
 

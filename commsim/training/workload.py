@@ -160,6 +160,8 @@ class Throughput:
     def __post_init__(self) -> None:
         if not self.flops_per_s > 0 or self.flops_per_s == float("inf"):
             raise TrainingError(f"device throughput must be positive and finite, got {self.flops_per_s!r}")
+        if self.efficiency != self.efficiency:
+            raise TrainingError("efficiency must be a number in (0, 1], got nan")
         if not 0 < self.efficiency <= 1:
             raise TrainingError(f"efficiency must be in (0, 1], got {self.efficiency!r}")
 
