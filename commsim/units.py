@@ -23,6 +23,7 @@ bits). Booleans are never quantities.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 
 from commsim.errors import UnitError
@@ -95,6 +96,8 @@ def _number(value: object, what: str, forms: str, unit_example: str | None = Non
     """
     if isinstance(value, bool):
         raise UnitError(f"{what} {value!r} is a boolean; expected {forms}")
+    if isinstance(value, numbers.Real) and not isinstance(value, (int, float)):
+        value = int(value) if isinstance(value, numbers.Integral) else float(value)  # numpy.int64 as int
     if isinstance(value, (int, float)):
         if unit_example is not None:
             raise UnitError(f"{what} {value!r} has no unit; write it with one, e.g. {unit_example!r}")

@@ -374,7 +374,7 @@ def test_yaml_round_trip(make: Any, tmp_path: Path) -> None:
         ("nvswitch_box", {"nics": -1}, TopologyError, "needs nics >= 0"),
         ("nvswitch_box", {"link_bandwidth": "0 GB/s"}, TopologyError, "needs a positive link_bandwidth"),
         ("nvswitch_box", {"link_bandwidth": "fast"}, UnitError, ""),
-        ("nvswitch_box", {"gpu": 8}, TopologyError, "builder 'nvswitch_box': "),
+        ("nvswitch_box", {"gpu": 8}, TopologyError, "builder 'nvswitch_box' has no field 'gpu'; valid: gpus"),
         (
             "nvlink_mesh_box",
             {"links": 16},
@@ -383,7 +383,7 @@ def test_yaml_round_trip(make: Any, tmp_path: Path) -> None:
         ),
         ("bridged_pairs_box", {"gpus": 3}, TopologyError, "bridges GPUs in pairs; give an even gpus, got 3"),
         ("pcie_box", {"gpus_per_switch": 0}, TopologyError, "needs gpus_per_switch >= 1"),
-        ("pcie_box", {"gpus": 2.5}, TopologyError, "needs gpus >= 2 (a whole number), got 2.5"),
+        ("pcie_box", {"gpus": 2.5}, TopologyError, "gpus must be a whole number, e.g. 4, got 2.5 (a float)"),
         (
             "xgmi_box",
             {"links_per_peer": 2},

@@ -259,7 +259,7 @@ def test_fat_tree_partial_last_leaf() -> None:
     ("params", "error", "message"),
     [
         ({"nodes": 0}, TopologyError, "cluster needs nodes >= 1, got 0"),
-        ({"nodes": 2.5}, TopologyError, "cluster needs nodes >= 1, got 2.5"),
+        ({"nodes": 2.5}, TopologyError, "builder 'cluster': nodes must be a whole number, e.g. 4, got 2.5"),
         ({"box": "dgx_z100"}, UnknownNameError, "unknown cluster box 'dgx_z100'; valid: bridged_pairs_box, "),
         # network kinds only, not nvlink or pcie ones
         ({"nic": "ib_gdr"}, UnknownNameError, "unknown cluster nic 'ib_gdr'; valid: efa_v1, efa_v2, "),
@@ -288,7 +288,7 @@ def test_fat_tree_partial_last_leaf() -> None:
             "cluster box 'fully_connected_4' has no NIC, PCIe switch or CPU to put a per-box NIC on",
         ),
         ({"nic_bandwidth": "fast"}, CommsimError, "cannot read bandwidth 'fast'"),
-        ({"gpus": 8}, TopologyError, "builder 'cluster': "),
+        ({"gpus": 8}, TopologyError, "builder 'cluster' has no field 'gpus'; valid: "),
     ],
 )
 def test_cluster_errors(params: dict[str, Any], error: type[Exception], message: str) -> None:

@@ -158,3 +158,51 @@ def test_workload_efficiency_nan_from_python() -> None:
 
     with pytest.raises(CommsimError, match="efficiency must be a number in \\(0, 1\\], got nan"):
         Throughput(1e12, efficiency=float("nan"))
+
+
+# -- U5: Python API messages ------------------------------------------------------------------------
+
+
+def test_case_takes_a_machine_name_or_says_a_topology_is_needed() -> None:
+    """Case.of(topology=...) takes what get_topology takes; anything else is named as the wrong type."""
+    from commsim.scenario.case import Case, CaseError
+
+    case = Case.of(topology="dgx1_v100", collective="all_reduce", algorithm="ring", nbytes="1 MB")
+    assert case.topology.name == "dgx1_v100" and len(case.ranks) == 8
+    with pytest.raises(CaseError, match=r"topology: expected a Topology \(e.g. commsim.get_topology"):
+        Case.of(topology={"a": 1}, collective="all_reduce", algorithm="ring", nbytes="1 MB")
+    with pytest.raises(CaseError, match="did you mean 'dgx1_v100'"):
+        Case.of(topology="dgx1_v10", collective="all_reduce", algorithm="ring", nbytes="1 MB")
+
+
+def test_numpy_integer_sizes_are_sizes() -> None:
+    """numpy.int64 is a whole number as numpy.float64 is a number."""
+    np = pytest.importorskip("numpy")
+    import commsim
+
+    topo = commsim.get_topology("dgx1_v100")
+    by_int = commsim.simulate(topo, "ring", "all_reduce", np.int64(1000)).time_s
+    assert by_int == commsim.simulate(topo, "ring", "all_reduce", 1000).time_s
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "message"),
+    [
+        ("ring", {"gpus": "4"}, "builder 'ring': gpus must be a whole number, e.g. 4, got '4' (text)"),
+        ("cluster", {"nodes": "four"}, "builder 'cluster': nodes must be a whole number, e.g. 4, got 'four'"),
+        ("ring", {"gpus": 4, "color": "red"}, "builder 'ring' has no field 'color'; valid: gpus, kind"),
+        ("ring", {"gpus": 4, "gpu": 4}, "did you mean 'gpus'?"),
+    ],
+)
+def test_builder_arguments_of_the_wrong_type_or_name(
+    name: str, fields: dict[str, object], message: str
+) -> None:
+    """A count of the wrong type is called that (not 'needs gpus >= 2'); an unknown field lists the
+    valid ones."""
+    from commsim.errors import TopologyError
+    from commsim.topology import get_topology
+
+    with pytest.raises(TopologyError) as info:
+        get_topology(name, **fields)
+    assert message in str(info.value)
+    assert "unexpected keyword" not in str(info.value)

@@ -203,12 +203,32 @@ class Case(CaseChoice):
     root: int = Field(0, ge=0)
     label: str | None = None
 
+    @field_validator("topology", mode="before")
+    @classmethod
+    def _topology(cls, value: Any) -> Any:
+        """A Topology, or a name or YAML path as :func:`commsim.get_topology` takes it."""
+        if isinstance(value, str):
+            from commsim.topology.resolve import get_topology
+
+            try:
+                return get_topology(value)
+            except CommsimError as exc:
+                raise _user_error(exc) from None
+        if not isinstance(value, Topology):
+            from commsim.scenario.messages import describe
+
+            raise ValueError(
+                f"expected a Topology (e.g. commsim.get_topology('dgx1_v100')) or a machine name, got "
+                f"{describe(value)}"
+            )
+        return value
+
     @field_validator("ranks", mode="before")
     @classmethod
     def _ranks(cls, value: Any, info: ValidationInfo) -> Any:
         topology = info.data.get("topology")
         if topology is None:
-            raise ValueError("cannot be checked without a machine")
+            raise ValueError("cannot be checked without a machine (see topology)")
         given_as_names = isinstance(value, (list, tuple)) and all(isinstance(r, str) for r in value)
         if isinstance(value, bool) or not (value is None or isinstance(value, int) or given_as_names):
             from commsim.scenario.messages import describe
@@ -238,7 +258,8 @@ class Case(CaseChoice):
         ----------
         **fields
             ``collective``, ``algorithm``, ``params``, ``nbytes`` (a size as
-            written or bytes), ``topology`` (a Topology), ``ranks`` (None, a
+            written or bytes), ``topology`` (a Topology, or a name or YAML
+            path as :func:`commsim.get_topology` takes it), ``ranks`` (None, a
             count or names), ``root``, ``label``.
 
         Raises

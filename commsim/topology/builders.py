@@ -23,8 +23,24 @@ if TYPE_CHECKING:
 __all__ = ["BUILDERS", "build", "cluster", "fully_connected", "ring"]
 
 
+def whole_number_type(value: object, what: str, builder: str) -> None:
+    """Refuse a count that is not a whole number (``gpus="4"``): its type, not its value, is wrong.
+
+    Raises
+    ------
+    TopologyError
+        ``builder 'ring': gpus must be a whole number, e.g. 4, got '4' (text)``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        kind = "text" if isinstance(value, str) else f"a {type(value).__name__}"
+        raise TopologyError(
+            f"builder {builder!r}: {what} must be a whole number, e.g. 4, got {value!r} ({kind})"
+        )
+
+
 def _check_gpus(gpus: int, minimum: int, builder: str) -> None:
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < minimum:
+    whole_number_type(gpus, "gpus", builder)
+    if gpus < minimum:
         raise TopologyError(f"builder {builder!r} needs gpus >= {minimum}, got {gpus!r}")
 
 
@@ -163,6 +179,15 @@ def build(name: str, **params: Any) -> Topology:
     """
     if name not in BUILDERS:
         raise UnknownNameError("topology builder", name, list(BUILDERS))
+    import inspect
+
+    accepted = [p for p in inspect.signature(BUILDERS[name]).parameters if p != "kwargs"]
+    for key in params:
+        if key not in accepted:  # as a scenario's builder mapping says it, not Python's TypeError
+            from commsim.errors import did_you_mean
+
+            valid = f"valid: {', '.join(accepted)}{did_you_mean(key, accepted)}"
+            raise TopologyError(f"builder {name!r} has no field {key!r}; {valid}")
     try:
         return BUILDERS[name](**params)
     except TypeError as exc:

@@ -212,7 +212,10 @@ def _load_box(box: str | Topology) -> Topology:
 
 
 def _check_nodes(nodes: int) -> None:
-    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+    from commsim.topology.builders import whole_number_type
+
+    whole_number_type(nodes, "nodes", "cluster")
+    if nodes < 1:
         raise TopologyError(f"cluster needs nodes >= 1, got {nodes!r}")
 
 

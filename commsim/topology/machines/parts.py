@@ -49,7 +49,11 @@ def check_whole(value: object, minimum: int, what: str, builder: str) -> int:
     TopologyError
         ``builder 'nvswitch_box' needs gpus >= 2 (a whole number), got 1``.
     """
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    from commsim.topology.builders import whole_number_type
+
+    whole_number_type(value, what, builder)
+    assert isinstance(value, int)  # for the type checker: whole_number_type refused anything else
+    if value < minimum:
         raise TopologyError(f"builder {builder!r} needs {what} >= {minimum} (a whole number), got {value!r}")
     return value
 
