@@ -268,8 +268,11 @@ def scenario_from_data(
     ScenarioError
         With ``source:line:col`` for every problem.
     """
+    from commsim.filekind import wrong_kind
     from commsim.yamlio import position, validate_with_lines
 
+    if message := wrong_kind(data, source, "scenario"):  # a sweep or topology: name its command
+        raise ScenarioError(message)
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)

@@ -206,3 +206,51 @@ def test_builder_arguments_of_the_wrong_type_or_name(
         get_topology(name, **fields)
     assert message in str(info.value)
     assert "unexpected keyword" not in str(info.value)
+
+
+# -- U4: a file of the wrong kind -------------------------------------------------------------------
+
+ROOT = Path(__file__).parent.parent
+MATRIX = "\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tNV4\t0-7\nGPU1\tNV4\t X \t0-7\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "messages"),
+    [
+        (["run", "sweeps/dgx1_vs_a100.yaml"], ["this is a sweep file (top-level 'grid')", "commsim sweep"]),
+        (
+            ["run", "topologies/dgx1_v100.yaml"],
+            [
+                "this is a topology file (top-level 'devices')",
+                "commsim run --topology topologies/dgx1_v100.yaml",
+            ],
+        ),
+        (
+            ["sweep", "scenarios/pcie_4gpu_sync_strategies.yaml", "-o", "{tmp}/o.csv"],
+            ["this is a scenario file (top-level 'sizes'), not a sweep file", "commsim run scenarios/"],
+        ),
+        (
+            ["run", "--topology", "scenarios/pcie_4gpu_sync_strategies.yaml", "--algorithm", "ring"],
+            ["this is a scenario file (top-level 'sizes'), not a topology file"],
+        ),
+        (["run", "--topology", "{tmp}/m.txt", "--algorithm", "ring"], ["this is nvidia-smi topo -m output"]),
+        (
+            ["topo", "show", "{tmp}/m.txt"],
+            ["this is nvidia-smi topo -m output", "commsim topo import {tmp}/m.txt"],
+        ),
+    ],
+)
+def test_a_file_of_another_kind_names_its_command(
+    args: list[str],
+    messages: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sweep, scenario, topology or nvidia-smi matrix given to the wrong command is named as what it
+    is, with the command that reads it, not as a list of missing fields or a YAML error."""
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "m.txt").write_text(MATRIX)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    err = refused(args, capsys, *(m.replace("{tmp}", str(tmp_path)) for m in messages))
+    assert "missing required field" not in err and "not valid YAML" not in err

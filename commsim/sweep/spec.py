@@ -148,6 +148,10 @@ def parse_sweep(text: str, source: str = "<sweep>", base_dir: str | Path | None 
     data, node = read_yaml(text, source, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: expected a mapping of sweep fields, got {kind_of(data)}")
+    from commsim.filekind import wrong_kind
+
+    if message := wrong_kind(data, source, "sweep"):
+        raise ScenarioError(message)
     spec = validate_with_lines(SweepFile, data, node, source, ScenarioError)
     base_path = Path(base_dir) if base_dir is not None else Path.cwd()
     issues: list[SpecIssue] = []

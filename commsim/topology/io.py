@@ -51,9 +51,20 @@ def parse_topology(text: str, source: str = "<topology>") -> Topology:
     (``commsim topo list`` names the builders; a field a builder does not
     take is refused with the fields it takes).
     """
-    data, node = read_yaml(text, source, TopologyError, MAX_MACHINE_NODES)
+    from commsim.filekind import looks_like_topo_matrix, topo_matrix_message, wrong_kind
+
+    try:
+        data, node = read_yaml(text, source, TopologyError, MAX_MACHINE_NODES)
+    except TopologyError:
+        if looks_like_topo_matrix(text):  # what validate --topology reads, not YAML
+            raise TopologyError(topo_matrix_message(source)) from None
+        raise
     if not isinstance(data, dict):
+        if looks_like_topo_matrix(text):
+            raise TopologyError(topo_matrix_message(source))
         raise TopologyError(f"{source}: expected a mapping of fields at the top level, got {kind_of(data)}")
+    if message := wrong_kind(data, source, "topology"):
+        raise TopologyError(message)
     if "builder" in data:
         return _built(data, node, source)
     return topology_from_data(data, node, source)
