@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 import pydantic
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from commsim.collectives import Collective
+from commsim.collectives import Collective, get_collective, needs_root
 from commsim.errors import CommsimError, ScenarioError, did_you_mean, known_name
 from commsim.scenario.case import MAX_CASES, Case
 from commsim.scenario.cases import file_cases
-from commsim.scenario.machine import Overrides, build_machine
+from commsim.scenario.machine import Overrides, build_machine, unused_overrides
 from commsim.topology.builders import BUILDERS
 from commsim.topology.model import Topology
 from commsim.units import SIZE_HELP, parse_bandwidth, parse_size, parse_time
@@ -223,6 +223,13 @@ def build_scenario_topology(
         raise
     except CommsimError as exc:
         raise ScenarioError(f"{prefix}: topology: {exc}") from None
+    if unused := unused_overrides(topo, overrides or {}):  # a no-op is refused, not silently run
+        kinds = sorted({link.kind for link in topo.physical_links})
+        raise ScenarioError(
+            f"{position(node, ('overrides', unused[0]), source)}: overrides.{unused[0]}: {topo.name} has no "
+            f"{unused[0]} link, so the override would change nothing; its link kinds are {', '.join(kinds)} "
+            "(remove the override, or name one of those)"
+        )
     return topo
 
 
@@ -282,6 +289,11 @@ def scenario_from_data(
             f"{position(node, ('algorithms',), source)}: {len(scenario.algorithms)} algorithms x "
             f"{len(scenario.sizes)} sizes = {count:,} cases, more than the limit of {MAX_CASES:,} for one "
             "scenario; use a sweep file (commsim sweep) for large grids"
+        )
+    if "root" in data and not needs_root(get_collective(scenario.collective)):
+        raise ScenarioError(
+            f"{position(node, ('root',), source)}: root: {scenario.collective} has no root, so root: "
+            f"{data['root']!r} would change nothing; remove it (rooted: broadcast, reduce, gather, scatter)"
         )
     entries = [(e.algorithm, e.params, e.label) for e in scenario.algorithms]
     sizes_at = ("size",) if "size" in data else ("sizes",)

@@ -254,3 +254,41 @@ def test_a_file_of_another_kind_names_its_command(
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     err = refused(args, capsys, *(m.replace("{tmp}", str(tmp_path)) for m in messages))
     assert "missing required field" not in err and "not valid YAML" not in err
+
+
+# -- S6: fields that would change nothing -----------------------------------------------------------
+
+BASE = "name: t\ntopology: pcie_4gpu_switch\ncollective: all_reduce\nsizes: [1 MB]\n"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            "overrides: {nvlink: {bandwidth: 1 GB/s}}\n",
+            ":5:21: overrides.nvlink: pcie_4gpu_switch has no nvlink link, so the override would change "
+            "nothing; its link kinds are pcie3_x16",
+        ),
+        ("root: 2\n", ":5:7: root: all_reduce has no root, so root: 2 would change nothing; remove it"),
+    ],
+)
+def test_a_field_that_changes_nothing_is_refused_at_its_line(
+    extra: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An override of a link kind the machine lacks, or a root on an unrooted collective, was silently
+    ignored; like builder options on a finished machine, it is refused at its line."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(BASE + extra + "algorithms: [{algorithm: ring}]\n")
+    refused(["run", str(scenario)], capsys, f"{scenario}{message}")
+
+
+def test_fields_that_apply_are_still_taken(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A family (nvlink) or kind the machine has, and root on a rooted collective, run as before."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: t\ntopology: dgx1_v100\ncollective: broadcast\nsizes: [1 MB]\nroot: 2\n"
+        "overrides: {nvlink: {bandwidth: 10 GB/s}, pcie3_x16: {latency: 1 us}}\n"
+        "algorithms: [{algorithm: tree}]\n"
+    )
+    code, _, err = run_cli(["run", str(scenario), "-q"], capsys)
+    assert code == 0, err

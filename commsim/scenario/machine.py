@@ -28,6 +28,7 @@ __all__ = [
     "build_machine",
     "check_reference",
     "parse_overrides",
+    "unused_overrides",
 ]
 
 OVERRIDE_FIELDS = ("bandwidth", "latency")
@@ -175,6 +176,15 @@ def build_machine(
     if overrides:
         machine = machine.with_overrides(parse_overrides(overrides))
     return machine
+
+
+def unused_overrides(machine: Topology, overrides: Mapping[str, Any]) -> list[str]:
+    """The override keys (kinds or families) that match no link of ``machine``: they change nothing."""
+    from commsim.topology.linkkinds import LINK_KINDS
+
+    present = {link.kind for link in machine.physical_links}
+    present |= {LINK_KINDS[kind].family for kind in present if kind in LINK_KINDS}
+    return [key for key in overrides if key not in present]
 
 
 def check_reference(ref: Any, base: Path) -> None:
