@@ -292,3 +292,33 @@ def test_fields_that_apply_are_still_taken(tmp_path: Path, capsys: pytest.Captur
     )
     code, _, err = run_cli(["run", str(scenario), "-q"], capsys)
     assert code == 0, err
+
+
+# -- H2: an output file replaced ---------------------------------------------------------------------
+
+
+def test_replacing_an_output_file_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """-o overwrites, as most tools do; the 'wrote' line says so when a file was there, not otherwise."""
+    out = tmp_path / "m.xml"
+    args = [
+        "export",
+        "msccl",
+        "--topology",
+        "dgx1_v100",
+        "--algorithm",
+        "ring",
+        "--size",
+        "1M",
+        "-o",
+        str(out),
+    ]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0 and f"wrote {out}:" in err and "replaced" not in err
+    code, _, err = run_cli(args, capsys)
+    assert code == 0 and f"wrote {out} (replaced the file that was there):" in err
+    topo = tmp_path / "t.yaml"
+    topo.write_text("old\n")
+    matrix = tmp_path / "m.txt"
+    matrix.write_text(MATRIX)
+    code, _, err = run_cli(["topo", "import", str(matrix), "-o", str(topo)], capsys)
+    assert code == 0 and f"wrote {topo} (replaced the file that was there)" in err

@@ -226,7 +226,7 @@ def calibrate(
     """Fit the NCCL model's physical parameters to logs and write a calibrated topology."""
     from commsim.calibrate.fit import fit
     from commsim.calibrate.validate import validate_runs
-    from commsim.cli.options import check_not_input, check_writable
+    from commsim.cli.options import check_not_input, check_writable, wrote
 
     check_writable(output, "--output", (".yaml", ".yml"))  # --topology/--calibrated know a file by it
     check_not_input(output, "--output", logs)
@@ -246,7 +246,7 @@ def calibrate(
     out.print(escape(calibration.describe()), highlight=False)
     calibration.save(output, validations[0].inference.topology)
     err.print(
-        escape(f"wrote {output}; use it with: commsim validate LOG --calibrated {output}"), highlight=False
+        escape(f"{wrote(output)}; use it with: commsim validate LOG --calibrated {output}"), highlight=False
     )
 
 

@@ -151,7 +151,7 @@ def topo_import(
     """Build a topology from a real machine's 'nvidia-smi topo -m' output."""
     import yaml
 
-    from commsim.cli.options import check_not_input, check_writable
+    from commsim.cli.options import check_not_input, check_writable, wrote
     from commsim.topology import load_topo_matrix, save_topology, topology_to_dict
 
     if output is not None:
@@ -177,7 +177,7 @@ def topo_import(
     topo = load_topo_matrix(matrix, **{k: v for k, v in given.items() if v is not None})
     if output is not None:
         save_topology(topo, output)
-        say(f"wrote {output}: {len(topo.gpus)} GPUs, {len(topo.physical_links)} links. {topo.description}")
+        say(f"{wrote(output)}: {len(topo.gpus)} GPUs, {len(topo.physical_links)} links. {topo.description}")
     else:
         print(yaml.safe_dump(topology_to_dict(topo), sort_keys=False, width=100), end="")
 

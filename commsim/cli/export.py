@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from commsim.cli.console import say
-from commsim.cli.options import GPUS_HELP, check_writable, parse_params
+from commsim.cli.options import GPUS_HELP, check_writable, parse_params, wrote
 from commsim.errors import CommsimError
 from commsim.textfile import write_whole as write_file
 from commsim.units import SIZE_HELP
@@ -99,7 +99,7 @@ def export_msccl(
     blocks = sum(len(gpu.tbs) for gpu in algo.gpus)
     grid = "exact" if export.exact else "chunk boundaries rounded to the grid"
     say(
-        f"wrote {output}: {algo.coll} on {algo.ngpus} GPUs, {algo.nchannels} channels, "
+        f"{wrote(output)}: {algo.coll} on {algo.ngpus} GPUs, {algo.nchannels} channels, "
         f"{blocks} thread blocks, {algo.nchunksperloop} chunks per loop ({grid})"
     )
 
@@ -127,7 +127,7 @@ def export_nccl_tuner(
     chosen = [get_collective(c) for c in collective] if collective else list(TUNER_COLLECTIVES)
     rules = tuner_rows(machine, chosen)
     write_whole(output, tuner_csv(rules, machine.name), TUNER_SUFFIXES)
-    say(f"wrote {output}: {len(rules)} rules for {len(chosen)} collectives on {machine.name}")
+    say(f"{wrote(output)}: {len(rules)} rules for {len(chosen)} collectives on {machine.name}")
 
 
 @export_app.command("astra")
@@ -143,4 +143,4 @@ def export_astra(
     network = topology_to_astra(_topology(topology, gpus))
     write_whole(output, astra_yaml(network), ASTRA_SUFFIXES)
     dims = " x ".join(f"{b}({n})" for b, n in zip(network.topology, network.npus_count))
-    say(f"wrote {output}: {dims}")
+    say(f"{wrote(output)}: {dims}")

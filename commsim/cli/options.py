@@ -180,6 +180,23 @@ def check_writable(path: Path, flag: str, suffixes: Sequence[str] = ()) -> None:
         raise CommsimError(f"{flag} {name}: {str(folder)!r} is not a folder")
     if not os.access(folder, os.W_OK):
         raise CommsimError(f"{flag} {name}: cannot write into the folder {str(folder)!r} (permission denied)")
+    if path.is_file():  # checked before the work, so wrote() can say the file was replaced
+        _REPLACING.add(name)
+    else:
+        _REPLACING.discard(name)
+
+
+_REPLACING: set[str] = set()
+"""Output paths that :func:`check_writable` found already holding a file."""
+
+
+def wrote(path: Path) -> str:
+    """``wrote out/x.yaml``, with ``(replaced the file that was there)`` when the path held one.
+
+    Overwriting is the rule for ``-o`` (as for most tools); the note makes it visible.
+    """
+    note = " (replaced the file that was there)" if str(path) in _REPLACING else ""
+    return f"wrote {path}{note}"
 
 
 def check_not_input(path: Path, flag: str, inputs: Iterable[Path]) -> None:

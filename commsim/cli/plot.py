@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from commsim.cli.console import say
-from commsim.cli.options import GPUS_HELP, check_writable, parse_params
+from commsim.cli.options import GPUS_HELP, check_writable, parse_params, wrote
 from commsim.errors import CommsimError
 from commsim.units import SIZE_HELP
 
@@ -187,7 +187,7 @@ def _headless() -> None:
 
 
 def _done(path: Path) -> None:
-    say(f"wrote {path}")
+    say(wrote(path))
 
 
 def _draw(output: Path, make: Callable[[], Subject], draw: Callable[[Subject, Path], object]) -> None:

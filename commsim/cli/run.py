@@ -30,6 +30,7 @@ from commsim.cli.options import (
     choose_format,
     parse_params,
     reject_flags,
+    wrote,
 )
 from commsim.errors import CommsimError
 from commsim.units import SIZE_HELP
@@ -126,7 +127,7 @@ def run(
         from commsim.report.trace import write_trace
 
         write_trace(results, trace)
-        say(f"wrote {trace} (open it at https://ui.perfetto.dev)")
+        say(f"{wrote(trace)} (open it at https://ui.perfetto.dev)")
     _render(results, form, title)
 
 
@@ -155,7 +156,7 @@ def _run_training(loaded: Any, form: str, trace: Path | None) -> None:
         from commsim.training import write_step_trace
 
         write_step_trace(run_.steps, trace)
-        say(f"wrote {trace}: one process per step (open it at https://ui.perfetto.dev)")
+        say(f"{wrote(trace)}: one process per step (open it at https://ui.perfetto.dev)")
     if form == "json":
         print(training_json(run_.steps))
     else:

@@ -63,14 +63,15 @@ def sweep(
     least 100 scenarios per idle core, else serially; the progress line and
     the summary say which.
     """
-    from commsim.cli.options import check_writable
+    from commsim.cli.options import check_writable, wrote
     from commsim.sweep import load_sweep, make_runner, plot_winners, read_rows, run_sweep
 
     check_writable(output, "--output")
     if plot is not None:
         from commsim.report.figures import check_output
 
-        check_writable(check_output(plot), "--plot")
+        plot = check_output(plot)
+        check_writable(plot, "--plot")
     loaded = load_sweep(spec)
     runner = make_runner(
         serial=serial, pool=pool, workers=workers, scheduler=scheduler, scenarios=len(loaded)
@@ -98,7 +99,7 @@ def sweep(
             read_rows(summary.output, summary.format), plot, title=f"{loaded.name}: fastest algorithm"
         )
         if not quiet:
-            err.print(escape(f"wrote {plot}"), highlight=False)
+            err.print(escape(wrote(plot)), highlight=False)
 
 
 def _describe(summary: SweepSummary) -> str:
