@@ -24,10 +24,14 @@ TOPOLOGIES = Path(__file__).parent.parent / "topologies"
     [("--calibrated", TOPOLOGIES / "hgx_h100.yaml"), ("--topology", TOPOLOGIES / "hgx_h100.yaml")],
 )
 def test_unused_nvlink_domain_names_the_option_that_gave_the_machine(
-    option: str, value: Path, capsys: pytest.CaptureFixture[str]
+    option: str, value: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """The 8 x H100 HGX development log with a machine file and --nvlink-domain separate: the
-    warning names the option that gave the machine (it said --topology for --calibrated)."""
+    warning names the option that gave the machine (it said --topology for --calibrated). A
+    calibrated file carries nccl: parameters (review27 S7), so that case gets one."""
+    if option == "--calibrated":
+        (tmp_path / "c.yaml").write_text(value.read_text() + "nccl:\n  launch_s: 5.0e-06\n")
+        value = tmp_path / "c.yaml"
     log = DATA / "H100-SXM-HGX_all_gather_8gpu_1.txt"
     code, out, _ = run_cli(["validate", str(log), option, str(value), "--nvlink-domain", "separate"], capsys)
     assert code == 0

@@ -322,3 +322,34 @@ def test_replacing_an_output_file_is_said(tmp_path: Path, capsys: pytest.Capture
     matrix.write_text(MATRIX)
     code, _, err = run_cli(["topo", "import", str(matrix), "-o", str(topo)], capsys)
     assert code == 0 and f"wrote {topo} (replaced the file that was there)" in err
+
+
+# -- S7: validate --calibrated ------------------------------------------------------------------------
+
+
+def test_calibrated_refuses_a_topology_without_calibration(capsys: pytest.CaptureFixture[str]) -> None:
+    """A file without nccl: parameters is no calibration: refused, pointing to --topology or calibrate."""
+    log = DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt"
+    topology = ROOT / "topologies" / "dgx1_v100.yaml"
+    refused(
+        ["validate", str(log), "--calibrated", str(topology)],
+        capsys,
+        f"--calibrated {topology}: has no nccl: parameters",
+        f"give it as --topology {topology}",
+    )
+
+
+def test_calibrated_evidence_names_the_option_and_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The board evidence names --calibrated (it said 'option --topology') and the calibrated machine."""
+    log = DATA / "A100-SXM4-80GB-HGX-NVSwitch_all_reduce_8gpu_1.txt"
+    calibrated = tmp_path / "c.yaml"
+    calibrated.write_text(
+        (ROOT / "topologies" / "dgx_a100.yaml").read_text() + "nccl:\n  launch_s: 5.0e-06\n"
+    )
+    code, out, err = run_cli(["validate", str(log), "--calibrated", str(calibrated)], capsys)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "board = dgx_a100 (option --calibrated;" in text
+    assert "option --topology" not in text and "given with --topology" not in text

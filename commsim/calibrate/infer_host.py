@@ -16,14 +16,19 @@ __all__ = ["board_gpus", "gpu_and_topology", "infer_board", "one_rank_facts"]
 
 
 def gpu_and_topology(
-    log: NcclTestsLog, topology: Topology | None, gpu: str | None, facts: dict[str, Fact]
+    log: NcclTestsLog,
+    topology: Topology | None,
+    gpu: str | None,
+    facts: dict[str, Fact],
+    option: str = "--topology",
 ) -> tuple[GpuSpec | None, Topology | None]:
     """The GPU's catalogue entry (None when a given topology stands alone) and a given host topology.
 
-    ``topology`` and ``gpu`` are the ``--topology`` and ``--gpu`` options; the facts go into ``facts``.
+    ``topology`` and ``gpu`` are the ``--topology`` (or ``option``: ``--calibrated``, ``--nccl-topo``) and
+    ``--gpu`` options; the facts go into ``facts``.
     """
     if topology is not None:
-        facts["board"] = given("board", topology.name, "--topology", topology.description)
+        facts["board"] = given("board", topology.name, option, topology.description)
         spec = _optional_gpu(log, gpu)
         if spec is not None:
             facts["gpu"] = Fact("gpu", spec.name, (Evidence(spec.name, "device list or --gpu"),))

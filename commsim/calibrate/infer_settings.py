@@ -67,6 +67,7 @@ def infer_p2p(
     spec: GpuSpec | None,
     has_fabric: bool,
     topology_p2p: bool | None = None,
+    topology_option: str = "--topology",
 ) -> Fact:
     """Whether GPUs of a host reach each other's memory over PCIe (NCCL's P2P transport).
 
@@ -99,7 +100,7 @@ def infer_p2p(
             option="--p2p/--no-p2p",
         )
     if topology_p2p is not None:
-        evidence = (Evidence(topology_p2p, "the topology given with --topology"),)
+        evidence = (Evidence(topology_p2p, f"the topology given with {topology_option}"),)
         return Fact("p2p", topology_p2p, evidence, option="--p2p/--no-p2p")
     default = bool(spec.p2p_default) if spec is not None else True
     if has_fabric:

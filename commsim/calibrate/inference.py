@@ -95,7 +95,7 @@ def infer_run(log: NcclTestsLog, raw: str, options: RunOptions | None = None) ->
     settings = log.settings
     facts: dict[str, Fact] = {"ranks": infer_ranks(log, options.gpus, warnings)}
     ranks = int(facts["ranks"].value)
-    spec, box_source = gpu_and_topology(log, options.topology, options.gpu, facts)
+    spec, box_source = gpu_and_topology(log, options.topology, options.gpu, facts, options.topology_option)
     warn_mixed_gpus(log, facts, warnings)
     host_gpus = board_gpus(spec, box_source, options.board)
     layout = infer_layout(log, ranks, options.nodes, options.gpus_per_node, host_gpus, warnings)
@@ -219,6 +219,7 @@ def _p2p(
         spec,
         has_fabric(spec, board) or _one_bridged_pair(spec, board, per_node),
         options.topology.peer_to_peer if options.topology is not None else None,
+        options.topology_option,
     )
     if peers or not p2p.assumed:  # one rank (per host) has no peer: nothing to assume
         facts["p2p"] = p2p

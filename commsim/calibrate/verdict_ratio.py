@@ -57,7 +57,9 @@ def below_text(
     or what to look for (:func:`_causes_text`, told what the machine modelled already holds: a
     matrix, peer-to-peer known off, hosts and NICs), and NCCL's other choice that fits."""
     board = validation.inference.facts.get("board")
-    given_box = board is not None and any(e.source == "option --topology" for e in board.evidence)
+    given_box = board is not None and any(
+        e.source in ("option --topology", "option --calibrated", "option --nccl-topo") for e in board.evidence
+    )
     has_matrix = validation.log.topo_matrix is not None or given_box
     p2p = validation.inference.facts.get("p2p")
     p2p_off = p2p is not None and not p2p.assumed and not p2p.value and _hosts_share(validation)

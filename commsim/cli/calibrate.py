@@ -286,6 +286,11 @@ def logs_machine(
         from commsim.topology import load_topology_file
 
         topo = load_topology_file(calibrated)
+        if not topo.nccl:  # review27 S7: a plain topology is no calibration
+            raise CommsimError(
+                f"--calibrated {calibrated}: has no nccl: parameters, so commsim calibrate did not write it; "
+                f"give it as --topology {calibrated}, or calibrate first (commsim calibrate LOG -o C.yaml)"
+            )
         return topo, NcclParams.of(topo)
     if topology is not None and board_class(topology) is None:
         from commsim.topology import get_topology
