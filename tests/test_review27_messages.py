@@ -353,3 +353,23 @@ def test_calibrated_evidence_names_the_option_and_machine(
     text = " ".join(out.split())
     assert "board = dgx_a100 (option --calibrated;" in text
     assert "option --topology" not in text and "given with --topology" not in text
+
+
+# -- U9: a -J JSON nccl_version that is not NCCL's code -------------------------------------------------
+
+
+@pytest.mark.parametrize(("bad", "shown"), [('"abc"', "'abc'"), ("-1", "-1")])
+def test_json_nccl_version_that_is_not_a_code_is_warned_of(
+    bad: str, shown: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Like a bad config.ngpus, a bad nccl_version is warned of (and ignored), not dropped silently."""
+    text = (DATA / "synthetic_json_RTX2080Ti_all_reduce_2gpu.json").read_text()
+    assert '"nccl_version":22005' in text
+    log = tmp_path / "r.json"
+    log.write_text(text.replace('"nccl_version":22005', f'"nccl_version":{bad}'))
+    code, out, err = run_cli(["validate", str(log)], capsys)
+    assert code == 0, err
+    assert f"nccl_version is {shown}, not NCCL's version code" in " ".join((out + err).split())
+    assert "not NCCL's version code (a whole number such as 22602 for 2.26.2); ignored" in " ".join(
+        (out + err).split()
+    )

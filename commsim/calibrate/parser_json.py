@@ -98,7 +98,7 @@ def read_json_run(lines: list[str], source: str | None) -> RunData:
     if "nThread" in data.header or "nGpus" in data.header:
         data.header_line = (top, "config: " + json.dumps({k: config.get(k) for k in ("nthreads", "ngpus")}))
     _read_devices(config.get("devices", document.get("devices")), data, top)
-    _read_identity(document, data)
+    _read_identity(document, data, top)
     data.settings = read_json_settings(document, top)
     for index, line in enumerate(_result_lines(text, len(results))):
         _read_result(results[index], _Where(source, line, f"results[{index}]"), data)
@@ -143,8 +143,9 @@ def _device(entry: object, where: _Where) -> Device:
     )
 
 
-def _read_identity(document: dict[str, Any], data: RunData) -> None:
-    """Command line, collective and NCCL version."""
+def _read_identity(document: dict[str, Any], data: RunData, top: int) -> None:
+    """Command line, collective and NCCL version (one that is not NCCL's code is warned of and ignored,
+    as a bad config.ngpus is: validate then says the log does not give it)."""
     args = document.get("args")
     if isinstance(args, list) and args and all(isinstance(arg, str) for arg in args):
         data.command = " ".join(args)
@@ -152,6 +153,11 @@ def _read_identity(document: dict[str, Any], data: RunData) -> None:
     code = document.get("nccl_version")
     if isinstance(code, int) and not isinstance(code, bool) and code > 0:
         data.nccl_version = decode_version_code(code)
+    elif "nccl_version" in document:
+        data.warnings.append(
+            f"line {top}: nccl_version is {code!r}, not NCCL's version code (a whole number such as 22602 "
+            "for 2.26.2); ignored (give the version with --nccl-version)"
+        )
 
 
 def _read_footer(document: dict[str, Any], data: RunData, line: int) -> None:
