@@ -313,6 +313,10 @@ def measure(
     if gpus < 1:
         raise MeasureError(f"--gpus must be at least 1, got {gpus}")
     nccl_tests_command("check", gpus, min_bytes, max_bytes, factor)  # sizes refused before anything runs
+    if Path(output_dir).exists() and not Path(output_dir).is_dir():  # review27 U8: not 'File exists'
+        raise MeasureError(
+            f"--output {output_dir}: is a file; -o names a folder for the logs (made if missing)"
+        )
     found, missing = find_binaries(build_dir, collectives or tuple(BINARIES))
     notes = _missing_text(missing)
     if not found:

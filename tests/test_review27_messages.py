@@ -373,3 +373,30 @@ def test_json_nccl_version_that_is_not_a_code_is_warned_of(
     assert "not NCCL's version code (a whole number such as 22602 for 2.26.2); ignored" in " ".join(
         (out + err).split()
     )
+
+
+# -- U8: messages that did not say where or why ---------------------------------------------------------
+
+
+def test_one_gpu_machine_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """'needs at least 2 ranks, got 1' names the machine that has one GPU."""
+    topology = tmp_path / "one.yaml"
+    topology.write_text("name: one\ndevices:\n  - {name: gpu0, kind: gpu}\nlinks: []\n")
+    refused(
+        ["run", "--topology", str(topology), "--algorithm", "ring"],
+        capsys,
+        "algorithm 'ring' needs at least 2 ranks, got 1 (machine 'one' has 1 GPU)",
+    )
+
+
+def test_measure_output_that_is_a_file_is_called_that(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """measure -o names a folder: a file there is said to be one, not 'cannot use ...: File exists'."""
+    (tmp_path / "exists.yaml").write_text("x\n")
+    err = refused(
+        ["measure", "--nccl-tests", str(tmp_path), "--gpus", "1", "-o", str(tmp_path / "exists.yaml")],
+        capsys,
+        f"--output {tmp_path / 'exists.yaml'}: is a file; -o names a folder for the logs",
+    )
+    assert "File exists" not in err

@@ -193,8 +193,12 @@ class Algorithm:
             raise AlgorithmError(
                 f"algorithm {self.name!r} does not implement {problem.collective}; it implements: {supported}"
             )
-        if problem.n < 2:
-            raise AlgorithmError(f"algorithm {self.name!r} needs at least 2 ranks, got {problem.n}")
+        if problem.n < 2:  # name the machine: the user may not know it has one GPU (review27 U8)
+            gpus = len(problem.topology.gpus)
+            where = f"machine {problem.topology.name!r} has {gpus} GPU{'' if gpus == 1 else 's'}"
+            if gpus >= 2:
+                where = f"{problem.n} of {where} take part"
+            raise AlgorithmError(f"algorithm {self.name!r} needs at least 2 ranks, got {problem.n} ({where})")
 
     def plan(self, problem: Problem) -> Schedule:
         """Build the schedule of ``problem``."""
