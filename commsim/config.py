@@ -223,14 +223,30 @@ def build_scenario_topology(
         raise
     except CommsimError as exc:
         raise ScenarioError(f"{prefix}: topology: {exc}") from None
-    if unused := unused_overrides(topo, overrides or {}):  # a no-op is refused, not silently run
-        kinds = sorted({link.kind for link in topo.physical_links})
+    if builder_options.get("nodes") is None:  # a machine list's overrides are checked over its machines
+        check_overrides_used([topo], overrides, node, source)
+    return topo
+
+
+def check_overrides_used(
+    machines: list[Topology], overrides: Mapping[str, Any] | None, node: yaml.Node | None, source: str
+) -> None:
+    """Refuse an override that matches no link of any of ``machines``: it would change nothing (a
+    training scenario's node counts share one ``overrides``: one box has no network link, and an
+    override of the network still applies to the larger machines)."""
+    from commsim.yamlio import position
+
+    unused = set.intersection(*(set(unused_overrides(topo, overrides or {})) for topo in machines))
+    if unused:
+        key = next(k for k in (overrides or {}) if k in unused)
+        kinds = sorted({link.kind for topo in machines for link in topo.physical_links})
+        named = sorted({topo.name for topo in machines})
+        names = named[0] if len(named) == 1 else f"none of {', '.join(named)}"
         raise ScenarioError(
-            f"{position(node, ('overrides', unused[0]), source)}: overrides.{unused[0]}: {topo.name} has no "
-            f"{unused[0]} link, so the override would change nothing; its link kinds are {', '.join(kinds)} "
+            f"{position(node, ('overrides', key), source)}: overrides.{key}: {names} has no {key} link, "
+            f"so the override would change nothing; its link kinds are {', '.join(kinds)} "
             "(remove the override, or name one of those)"
         )
-    return topo
 
 
 def _child_node(node: yaml.Node | None, loc: tuple[str, ...]) -> yaml.Node | None:

@@ -400,3 +400,27 @@ def test_measure_output_that_is_a_file_is_called_that(
         f"--output {tmp_path / 'exists.yaml'}: is a file; -o names a folder for the logs",
     )
     assert "File exists" not in err
+
+
+def test_a_training_scenarios_override_counts_if_any_of_its_machines_has_the_link(tmp_path: Path) -> None:
+    """A training scenario's node counts share one 'overrides'; its 1-box machine has no network
+    link, so refusing an 'infiniband' override per machine refused a scenario whose 2-box machine
+    uses it. An override is refused only when no machine of the list has the link."""
+    text = (
+        "name: t\n"
+        "workload: {model: resnet50, batch: 64, dtype: fp32, device_flops: 312 TFLOPS, efficiency: 0.2}\n"
+        "topology: {builder: cluster, box: dgx_a100, nic: ib_hdr}\n"
+        "nodes: [1, 2]\n"
+        "overrides: {infiniband: {bandwidth: 10 GB/s}}\n"
+        "sync:\n  - {algorithm: hierarchical}\n"
+        "bucket_sizes: [25 MB]\n"
+    )
+    from commsim.errors import ScenarioError
+    from commsim.training.config import load_training_scenario as load_training
+
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    load_training(path)  # accepted: the 2-box machine has InfiniBand links
+    path.write_text(text.replace("infiniband:", "nvlink4:"))
+    with pytest.raises(ScenarioError, match=r"t.yaml:5:\d+: overrides.nvlink4: none of cluster_1xdgx_a100, "):
+        load_training(path)

@@ -33,7 +33,7 @@ import yaml
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from commsim.collectives import Collective
-from commsim.config import AlgorithmEntry, Overrides, SizeText, build_scenario_topology
+from commsim.config import AlgorithmEntry, Overrides, SizeText, build_scenario_topology, check_overrides_used
 from commsim.errors import CommsimError, ScenarioError, known_name
 from commsim.scenario.cases import file_cases
 from commsim.topology.builders import BUILDERS
@@ -269,6 +269,7 @@ def _machines(
         options = {"nodes": count} if count is not None else {}
         ref, overrides = scenario.topology, scenario.overrides
         machines.append((count, build_scenario_topology(ref, overrides, node, source, base, **options)))
+    check_overrides_used([topo for _, topo in machines], scenario.overrides, node, source)
     return machines
 
 
