@@ -21,9 +21,17 @@ __all__ = ["HalvingDoubling"]
 
 
 def _exchanged(sent: list[tuple[tuple[int, int], int]], bit: int, n: int) -> dict[int, list[int]]:
-    """Ops each rank sent or received in one step (its sendrecv must finish first)."""
+    """One op of each direction of each rank's exchange in one step: its sendrecv must finish first.
+
+    The sends of one direction of an exchange carry equal chunks over one route and start together
+    (after the same previous exchange), so they finish together: waiting for one of them is waiting
+    for all. Listing every op instead made each send wait on n / 2^s ops, O(n^3) dependencies in all
+    (11.5 million at 256 ranks, over a minute at 512)."""
     involved: dict[int, list[int]] = {r: [] for r in range(n)}
+    last: dict[int, int] = {}  # receiver -> the last op sent to it this step
     for (receiver, _), op in sent:
+        last[receiver] = op
+    for receiver, op in last.items():
         involved[receiver].append(op)
         involved[receiver ^ bit].append(op)
     return involved
