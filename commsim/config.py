@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 import pydantic
 from pydantic import BeforeValidator, Field, field_validator, model_validator
 
-from commsim.collectives import Collective, get_collective, needs_root
+from commsim.collectives import Collective
 from commsim.errors import CommsimError, ScenarioError, did_you_mean, known_name
 from commsim.scenario.case import MAX_CASES, Case
 from commsim.scenario.cases import file_cases
@@ -305,11 +305,6 @@ def scenario_from_data(
             f"{position(node, ('algorithms',), source)}: {len(scenario.algorithms)} algorithms x "
             f"{len(scenario.sizes)} sizes = {count:,} cases, more than the limit of {MAX_CASES:,} for one "
             "scenario; use a sweep file (commsim sweep) for large grids"
-        )
-    if "root" in data and not needs_root(get_collective(scenario.collective)):
-        raise ScenarioError(
-            f"{position(node, ('root',), source)}: root: {scenario.collective} has no root, so root: "
-            f"{data['root']!r} would change nothing; remove it (rooted: broadcast, reduce, gather, scatter)"
         )
     entries = [(e.algorithm, e.params, e.label) for e in scenario.algorithms]
     sizes_at = ("size",) if "size" in data else ("sizes",)
