@@ -92,3 +92,20 @@ def test_a_backtrace_after_the_table_does_not_undo_roots_prompt() -> None:
     log = parse_nccl_tests(f"{COMMENTED}\n{_HEADER}{_TABLE}{frame}\n", "x.txt")
     assert log.command == COMMENTED.removeprefix("# ")
     assert log.settings.env["NCCL_ALGO"].value == "Tree"
+
+
+@pytest.mark.parametrize(
+    "prompt", ["[user@node1 build]$ ", "(base) user@host:~$ ", "(venv) $ ", "[root@node1 build]# "]
+)
+def test_red_hat_and_conda_prompts_are_prompts(prompt: str) -> None:
+    """Review 29: Red Hat's '[user@host dir]$ ' and a conda or virtualenv '(base) ' before the prompt
+    were not recognised, so the command after them did not count as one that ran and a '# mpirun'
+    comment below it was read as the command (8 ranks, NCCL_ALGO=Tree); root's '[root@host dir]# '
+    hid the command's settings."""
+    log = parse_nccl_tests(f"{prompt}{RAN}\n{_HEADER}{_TABLE}", "x.txt")
+    assert (log.command, log.n_ranks) == (RAN, 16)
+    assert log.settings.env["NCCL_ALGO"].value == "Ring"
+    if not prompt.endswith("# "):
+        below = parse_nccl_tests(f"{prompt}{RAN}\n{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
+        assert (below.command, below.n_ranks) == (RAN, 16)
+        assert below.settings.env["NCCL_ALGO"].value == "Ring"

@@ -280,8 +280,11 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
     return Evidence.at(processes * threads * gpus, LAUNCHED, command.line, text)
 
 
-_PROMPT = re.compile(r"^(?:#\s+)?(?:[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)?")
-"""A shell prompt before a command: ``# `` (root's), ``user@host:~$ ``, ``$ ``, ``$> `` (log 287's page)."""
+_USER_PROMPTS = r"(?:\([\w.-]+\)\s+)?(?:\[[^\]\s]+@[^\]]*\][#$]\s+|[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)"
+"""A user's shell prompt: ``user@host:~$ ``, ``[user@host dir]$ `` (Red Hat's), ``$ ``, ``$> `` (log
+287's page), each maybe after a conda or virtualenv name (``(base) ``); ``#`` ends root's."""
+_PROMPT = re.compile(rf"^(?:#\s+)?{_USER_PROMPTS}?")
+"""A shell prompt before a command: ``# `` (root's) or a user's (:data:`_USER_PROMPTS`)."""
 _NOT_COMMAND = re.compile(r"^#\s*(?:Collective test|Rank\b)")
 _INLINE_CODE = re.compile(r"^`+([^`]+)`+$")
 """A command quoted as Markdown inline code in issue text (a backtick at each end of the line): the
@@ -345,7 +348,7 @@ def _printed_between(lines: list[str], command: int, later: int) -> bool:
     return any(line.strip() for line in lines[index + 1 : later - 1])
 
 
-_USER_PROMPT = re.compile(r"^(?:[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)")
+_USER_PROMPT = re.compile(rf"^{_USER_PROMPTS}")
 _COMMAND_WORD = re.compile(r"^(?:[\w.~/+-]+|[A-Za-z_]\w*=\S*)$")
 """A command's first word: a name or path (``mpirun``, ``./build/all_reduce_perf``) or a variable's
 assignment (``NCCL_ALGO=Tree``); not ``bash:`` or ``[node:123]``."""

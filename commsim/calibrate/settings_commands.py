@@ -29,7 +29,7 @@ _NAMED = re.compile(rf"(?:^|[^A-Z0-9_])(?:{_NAME})\b")
 _SHELL_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:=|$)")
 """A word ``export`` takes: ``NAME=value`` or ``NAME``."""
 _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
-_PROMPT = re.compile(r"^(?:\$>\s+|[>$#]\s+|[\w.@:~/-]+[$#]\s+)")
+_PROMPT = re.compile(r"^(?:\([\w.-]+\)\s+)?(?:\$>\s+|[>$#]\s+|[\w.@:~/-]+[$#]\s+|\[[^\]\s]+@[^\]]*\][$#]\s+)")
 _COMMENT = re.compile(r"^#\s")
 """Root's prompt, or a shell comment when the log shows its commands without it."""
 
