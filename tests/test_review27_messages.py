@@ -440,3 +440,16 @@ def test_a_training_scenarios_override_counts_if_any_of_its_machines_has_the_lin
     path.write_text(text.replace("infiniband:", "nvlink4:"))
     with pytest.raises(ScenarioError, match=r"t.yaml:5:\d+: overrides.nvlink4: none of cluster_1xdgx_a100, "):
         load_training(path)
+
+
+def test_an_unquoted_2_10_is_not_advised_as_2_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review 29: 'nccl_version: 2.10' unquoted is the number 2.1, and the advice said to write
+    '2.1', the wrong release. The advice shows how to quote a release and says the number read may
+    not be the one meant."""
+    scenario = tmp_path / "v.yaml"
+    scenario.write_text(
+        "name: t\ntopology: dgx_a100\ncollective: all_reduce\nsizes: [1 MB]\n"
+        "algorithms: [{algorithm: nccl, params: {nccl_version: 2.10}}]\n"
+    )
+    err = refused(["run", str(scenario)], capsys, "got the number 2.1:", "2.1 may not be the release meant")
+    assert "'2.1'" not in err

@@ -74,9 +74,9 @@ class NcclAlgorithmParams(Params):
         """A version is text: unquoted, YAML and --param read 2.21 as a number (and 2.10 as 2.1)."""
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             raise ValueError(
-                f"got the number {value}: quote the version so it is read as text, "
-                f"nccl_version: '{value}' in YAML, --param \"nccl_version='{value}'\" on the command line "
-                "(unquoted, 2.10 would read as 2.1)"
+                f"got the number {value}: quote the version as NCCL numbers it so it is read as text, "
+                "e.g. nccl_version: '2.21' in YAML, --param \"nccl_version='2.21'\" on the command line "
+                f"(unquoted, 2.10 reads as 2.1: {value} may not be the release meant)"
             )
         if isinstance(value, str) and (problem := release_problem(value)):
             raise ValueError(problem)
