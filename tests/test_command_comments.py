@@ -109,3 +109,21 @@ def test_red_hat_and_conda_prompts_are_prompts(prompt: str) -> None:
         below = parse_nccl_tests(f"{prompt}{RAN}\n{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
         assert (below.command, below.n_ranks) == (RAN, 16)
         assert below.settings.env["NCCL_ALGO"].value == "Ring"
+
+
+def test_a_sessions_settings_come_from_the_command_that_ran() -> None:
+    """Review 29: a user's command fails, root reruns it with other settings; the command reader
+    took root's line but the settings kept the failed command's NCCL_ALGO (both readers took the
+    first before). The command that ran is read first, so its settings win, and the other is warned."""
+    session = (
+        "$ mpirun -np 16 -x NCCL_ALGO=Tree ./build/sendrecv_perf -b 256M -e 512M -g 1\n"
+        "bash: mpirun: command not found\n"
+        "$ sudo -i\n"
+        f"# {RAN}\n"
+    )
+    log = parse_nccl_tests(f"{session}{_HEADER}{_TABLE}", "x.txt")
+    assert log.command == RAN
+    assert (log.settings.env["NCCL_ALGO"].value, log.settings.env["NCCL_ALGO"].line) == ("Ring", 4)
+    assert any("says 'Tree'" in w and "using 'Ring'" in w for w in log.settings.warnings), (
+        log.settings.warnings
+    )

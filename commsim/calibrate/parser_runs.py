@@ -88,7 +88,7 @@ def _read_segment(text: CleanText, start: int, end: int, source: str | None) -> 
     )  # after it: the next test's
     data.topo_matrix = find_topo_matrix(lines) or find_topo_matrix(text.lines[:start])
     data.prefix_ranks = {n: r for n, r in text.prefix_ranks.items() if start < n <= end}
-    data.settings = read_settings(lines, start + 1, root_prompt=prompt)
+    data.settings = read_settings(lines, start + 1, root_prompt=prompt, ran=data.command_line)
     filled = [n for n, line in enumerate(lines, start=start + 1) if line.strip()]
     data.first_line, data.last_line = start + 1, (filled[-1] if filled else end)
     data.last_text = text.lines[filled[-1] - 1].strip() if filled else None

@@ -118,7 +118,9 @@ class RunSettings:
     warnings: tuple[str, ...] = ()
 
 
-def read_settings(lines: Sequence[str], first_line: int = 1, *, root_prompt: bool = True) -> RunSettings:
+def read_settings(
+    lines: Sequence[str], first_line: int = 1, *, root_prompt: bool = True, ran: int | None = None
+) -> RunSettings:
     """The settings the text lines of a log show.
 
     Parameters
@@ -131,6 +133,9 @@ def read_settings(lines: Sequence[str], first_line: int = 1, *, root_prompt: boo
         Whether ``# `` before a command is root's shell prompt
         (:func:`~commsim.calibrate.parser_command.root_prompt`); when False such a line is a
         shell comment and sets nothing.
+    ran : int, optional
+        The line of the command that ran the test (:func:`~commsim.calibrate.parser_command.find_command`):
+        its settings come before other commands' (a failed one above it, say), which are warned of.
 
     Returns
     -------
@@ -139,7 +144,7 @@ def read_settings(lines: Sequence[str], first_line: int = 1, *, root_prompt: boo
     found = Found()
     for number, text in enumerate(lines, start=first_line):
         read_line(found, number, text)
-    read_commands(found, lines, first_line, root_prompt=root_prompt)
+    read_commands(found, lines, first_line, root_prompt=root_prompt, ran=ran)
     return _used_nics(lines, first_line, _settle(found))
 
 

@@ -34,11 +34,15 @@ _COMMENT = re.compile(r"^#\s")
 """Root's prompt, or a shell comment when the log shows its commands without it."""
 
 
-def read_commands(found: Found, lines: Sequence[str], first_line: int, *, root_prompt: bool = True) -> None:
+def read_commands(
+    found: Found, lines: Sequence[str], first_line: int, *, root_prompt: bool = True, ran: int | None = None
+) -> None:
     """Add to ``found`` the settings of every command line in ``lines`` (``lines[0]`` is
     line ``first_line``), each cited at the line of its command that names it; a line starting
-    with ``# `` is a command after root's prompt when ``root_prompt``, else a shell comment."""
-    for number, command in _commands(lines, first_line, root_prompt):
+    with ``# `` is a command after root's prompt when ``root_prompt``, else a shell comment. The
+    command starting at line ``ran`` (the one that ran the test) is read first, so its settings win."""
+    commands = sorted(_commands(lines, first_line, root_prompt), key=lambda item: item[0] != ran)
+    for number, command in commands:
         last = {name: (value, source) for name, value, source in _command_settings(command)}
         for name, (value, source) in last.items():  # a command setting one name twice: the last wins
             if name in NOT_SETTINGS:
