@@ -55,3 +55,20 @@ def test_validate_says_a_release_newer_than_the_model(capsys: pytest.CaptureFixt
         "known nccl_version = 2.99 (option --nccl-version; newer than the newest release modelled "
         "(2.28): priced with 2.28's tables and algorithms" in text
     )
+
+
+def test_one_rule_for_a_release_in_validate_and_in_the_nccl_algorithm(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Review 29: validate took '3.0' and the nccl algorithm refused it, and the algorithm refused
+    '2.21.5+cuda12.4', the form NCCL prints, which validate took. Both now follow one rule: an NCCL 2
+    release, MAJOR.MINOR[.PATCH], maybe with its build after a '+'."""
+    code, _, err = run_cli(["validate", LOG, "--nccl-version", "3.0"], capsys)
+    assert code == 2 and "--nccl-version '3.0' should be an NCCL 2 release" in err
+    code, out, _ = run_cli(["validate", LOG, "--nccl-version", "2.21.5+cuda12.4"], capsys)
+    assert code == 0 and "known   nccl_version = 2.21.5+cuda12.4 (option --nccl-version)" in out
+    base = ["run", "--topology", "dgx_a100", "--algorithm", "nccl", "--size", "1 MB", "-q"]
+    code, _, err = run_cli([*base, "--param", "nccl_version='2.21.5+cuda12.4'"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli([*base, "--param", "nccl_version='3.0'"], capsys)
+    assert code == 2 and "'3.0' should be an NCCL 2 release" in err

@@ -9,8 +9,6 @@ between hosts is :mod:`~commsim.calibrate.infer_network`, its NICs per host
 
 from __future__ import annotations
 
-import re
-
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.infer_collnet import (
     COLLNET_ONLY,
@@ -22,7 +20,7 @@ from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.settings import RunSettings, p2p_disabled, setting, setting_value, shm_disabled
 from commsim.hardware import GpuSpec
 from commsim.nccl.candidates import P2P_COLLECTIVES
-from commsim.nccl.tuning_table import modelled_range, version_note
+from commsim.nccl.tuning_table import release_problem, version_note
 
 __all__ = [
     "ALGO_NAMES",
@@ -110,17 +108,11 @@ def infer_p2p(
     return Fact("p2p", default, (), assumed=True, option="--p2p/--no-p2p", note=note)
 
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
-
-
 def infer_version(settings: RunSettings, option: str | None, log_version: str | None) -> Fact:
     """The NCCL version the prediction follows."""
     if option is not None:
-        if not (match := _VERSION.match(option)) or int(match.group(1)) < 2:
-            raise InferenceError(
-                f"--nccl-version {option!r} should be an NCCL 2 release like 2.21 or 2.26.2 (nccl-tests "
-                "runs on NCCL 2; commsim models {} to {})".format(*modelled_range())
-            )
+        if problem := release_problem(option):
+            raise InferenceError(f"--nccl-version {problem}")
         return given("nccl_version", option, "--nccl-version", version_note(option) or "")
     seen = settings.version
     if seen is not None:

@@ -56,7 +56,9 @@ class NcclAlgorithmParams(Params):
         None, description="allowed protocols, like NCCL_PROTO (any case)"
     )
     nccl_version: str | None = Field(
-        None, pattern=r"^\d+\.\d+(\.\d+)?$", description="NCCL release whose tables apply (newest if unset)"
+        None,
+        pattern=r"^\s*\d+\.\d+(\.\d+)?(\+[\w.]+)?\s*$",
+        description="NCCL release whose tables apply (newest if unset)",
     )
 
     @field_validator("protocols", mode="before")

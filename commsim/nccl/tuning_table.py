@@ -44,8 +44,9 @@ def modelled_range() -> tuple[str, str]:
 
 def release_problem(version: str) -> str | None:
     """Why ``version`` is not an NCCL release commsim can model (None if it is one): a release is
-    written MAJOR.MINOR or MAJOR.MINOR.PATCH, and nccl-tests runs on NCCL 2."""
-    match = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?", version.strip())
+    written MAJOR.MINOR or MAJOR.MINOR.PATCH, maybe with the build NCCL prints after it
+    (``2.21.5+cuda12.4``), and nccl-tests runs on NCCL 2."""
+    match = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?(\+[\w.]+)?", version.strip())
     if match is None or int(match.group(1)) != 2:
         oldest, newest = modelled_range()
         return (
