@@ -21,6 +21,7 @@ _TELLS = (
     (("devices",), "topology"),
     (("links",), "topology"),
     (("sizes", "algorithms"), "scenario"),
+    (("size", "algorithms"), "scenario"),
 )
 """Top-level fields only one kind of file has, and that kind; the first found decides (a
 sweep with a stray ``sizes`` is still a sweep with a typo: a scenario has both)."""

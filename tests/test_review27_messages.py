@@ -453,3 +453,22 @@ def test_an_unquoted_2_10_is_not_advised_as_2_1(tmp_path: Path, capsys: pytest.C
     )
     err = refused(["run", str(scenario)], capsys, "got the number 2.1:", "2.1 may not be the release meant")
     assert "'2.1'" not in err
+
+
+def test_a_scenario_with_one_size_is_named_as_a_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 29: a scenario written with 'size:' (one size) given to sweep was not recognised as a
+    scenario, and the answer was a field error ("did you mean 'algorithm'?"). 'size' with
+    'algorithms' is a scenario as 'sizes' with 'algorithms' is."""
+    scenario = tmp_path / "one.yaml"
+    scenario.write_text(
+        "name: t\ntopology: pcie_4gpu_switch\ncollective: all_reduce\nsize: 1 MB\n"
+        "algorithms: [{algorithm: ring}]\n"
+    )
+    refused(
+        ["sweep", str(scenario), "-o", str(tmp_path / "o.csv")],
+        capsys,
+        "this is a scenario file (top-level 'size'), not a sweep file",
+        f"commsim run {scenario}",
+    )
