@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 from commsim.calibrate.evidence import Evidence, Fact
 from commsim.calibrate.parser import NcclTestsLog
-from commsim.calibrate.parser_command import LAUNCHED
+from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS, TestsCommand, read_command
 from commsim.calibrate.parser_ranks import EXACT_SOURCES
 from commsim.errors import ParseError
 
@@ -191,8 +191,6 @@ def infer_layout(
 
 def _one_process(log: NcclTestsLog, ranks: int) -> Layout | None:
     """One host, every rank on it, when a bare nccl-tests command (no launcher) ran all the ranks."""
-    from commsim.calibrate.parser_command import ONE_PROCESS
-
     seen = next((e for e in log.rank_evidence if e.source == ONE_PROCESS and e.value == ranks), None)
     if seen is None:
         return None
@@ -222,20 +220,30 @@ LAUNCHER_PER_HOST = "launcher command line (processes per host x nThread x nGpus
 """Source name of the ranks per host an MPI or Slurm launcher's options state."""
 
 
+def _launch(log: NcclTestsLog) -> tuple[TestsCommand, int, int] | None:
+    """The log's command, and the threads and GPUs per process it runs (the run header's nThread and
+    nGpus, else the command's -t and -g, else 1); None without a command naming the binary."""
+    command = read_command(log.command, None) if log.command else None
+    if command is None:
+        return None
+    threads, gpus = log.header.get("nThread"), log.header.get("nGpus")
+    threads = threads if isinstance(threads, int) else command.threads or 1
+    gpus = gpus if isinstance(gpus, int) else command.gpus or 1
+    return command, threads, gpus
+
+
 def _launcher_per_node(log: NcclTestsLog, ranks: int) -> Fact | None:
     """Ranks per host when the log lists no complete device list but its MPI or Slurm launcher
     states the processes it starts on each host (``srun --ntasks-per-node 4``, ``mpirun -H a:8,b:8``,
     ``-npernode 8`` ...; :func:`~commsim.calibrate.parser_command.read_command`): those processes x
     nThread x nGpus, when they divide the run's ranks (a build without MPI runs one test per
     process, of fewer ranks than the launcher starts on a host: then None)."""
-    from commsim.calibrate.parser_command import read_command
-
-    command = read_command(log.command, None) if log.command else None
-    if command is None or command.per_host is None:
+    launched = _launch(log)
+    if launched is None:
         return None
-    threads, gpus = log.header.get("nThread"), log.header.get("nGpus")
-    threads = threads if isinstance(threads, int) else command.threads or 1
-    gpus = gpus if isinstance(gpus, int) else command.gpus or 1
+    command, threads, gpus = launched
+    if command.per_host is None:
+        return None
     per = command.per_host * threads * gpus
     if per < 1 or per > ranks or ranks % per:
         return None
@@ -248,16 +256,12 @@ def _launcher_nodes(per_node: Fact, log: NcclTestsLog) -> Fact | None:
     """The hosts a launcher's line states: its processes x nThread x nGpus over its ranks per host,
     or the hosts of its host list (``-H a:4,b:4``: 2); None when it states neither (a count from
     ``--gpus`` is not the log's)."""
-    from commsim.calibrate.parser_command import read_command
-
-    command = read_command(log.command, None) if log.command else None
-    if command is None:
+    launched = _launch(log)
+    if launched is None:
         return None
+    command, threads, gpus = launched
     hosts = command.hosts
     if command.processes is not None:
-        threads, gpus = log.header.get("nThread"), log.header.get("nGpus")
-        threads = threads if isinstance(threads, int) else command.threads or 1
-        gpus = gpus if isinstance(gpus, int) else command.gpus or 1
         total = command.processes * threads * gpus
         hosts = total // per_node.value if total % per_node.value == 0 else None
     if hosts is None:

@@ -24,12 +24,12 @@ from commsim.calibrate.parser_bandwidth import Measured
 from commsim.calibrate.parser_common import CUT_LIST, ColumnHeader
 from commsim.calibrate.parser_names import collectives_in_name
 from commsim.calibrate.parser_ranks import EXACT_SOURCES
+from commsim.calibrate.parser_table_columns import either
 from commsim.calibrate.parser_table_fit import (
     TABLE,
     TABLE_AMBIGUOUS,
     TableFit,
     busbw_factor_fits,
-    either,
     table_fit,
 )
 from commsim.calibrate.parser_table_ranks import informative

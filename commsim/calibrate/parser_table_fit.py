@@ -40,11 +40,8 @@ from commsim.calibrate.parser_bandwidth import BUSBW_FACTORS, LEGACY_ALGBW, Meas
 from commsim.calibrate.parser_common import ColumnHeader
 from commsim.calibrate.parser_table_columns import (
     NEED_COLUMN,
-    NEED_SEND_RECV,
     NO_IN_PLACE_CHECK,
     PER_RANK_COUNT,
-    REDUCING,
-    ROOTED,
     either,
     full_count,
     in_place_checked,
@@ -57,18 +54,10 @@ from commsim.calibrate.parser_table_columns import (
 from commsim.calibrate.parser_table_ranks import RANK_SCALES, informative, ranks_from_bandwidths, ratio_bounds
 
 __all__ = [
-    "NEED_COLUMN",
-    "NEED_SEND_RECV",
-    "NO_IN_PLACE_CHECK",
-    "PER_RANK_COUNT",
-    "REDUCING",
-    "ROOTED",
     "TABLE",
     "TABLE_AMBIGUOUS",
     "TableFit",
     "busbw_factor_fits",
-    "either",
-    "in_place_checked",
     "table_fit",
 ]
 
@@ -135,7 +124,8 @@ def table_fit(
         collectives of :data:`NEED_COLUMN`.
     nccl_version : (str, str) or None
         The NCCL version and where it comes from (``("2.6.4", "printed")``):
-        below 2.7 it rules out :data:`NEED_SEND_RECV`, unless that leaves none.
+        below 2.7 it rules out
+        :data:`~commsim.calibrate.parser_table_columns.NEED_SEND_RECV`, unless that leaves none.
 
     Returns
     -------
