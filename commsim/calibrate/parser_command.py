@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import find_program
 from commsim.calibrate.parser_launcher import launcher_name, listed_hosts, process_count, processes_per_host
+from commsim.calibrate.settings_commands import BRACKET_PROMPT, ENV_PREFIX
 
 __all__ = [
     "LAUNCHED",
@@ -280,7 +281,7 @@ def _launched(command: TestsCommand, header: dict[str, int | str], processes: in
     return Evidence.at(processes * threads * gpus, LAUNCHED, command.line, text)
 
 
-_USER_PROMPTS = r"(?:\([\w.-]+\)\s+)?(?:\[[^\]\s]+@[^\]]*\][#$]\s+|[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)"
+_USER_PROMPTS = rf"{ENV_PREFIX}(?:{BRACKET_PROMPT}|[\w.-]+@[^\s#$]*[#$]\s+|\$>?\s+)"
 """A user's shell prompt: ``user@host:~$ ``, ``[user@host dir]$ `` (Red Hat's), ``$ ``, ``$> `` (log
 287's page), each maybe after a conda or virtualenv name (``(base) ``); ``#`` ends root's."""
 _PROMPT = re.compile(rf"^(?:#\s+)?{_USER_PROMPTS}?")

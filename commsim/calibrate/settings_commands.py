@@ -29,7 +29,11 @@ _NAMED = re.compile(rf"(?:^|[^A-Z0-9_])(?:{_NAME})\b")
 _SHELL_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:=|$)")
 """A word ``export`` takes: ``NAME=value`` or ``NAME``."""
 _NCCL_LOG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
-_PROMPT = re.compile(r"^(?:\([\w.-]+\)\s+)?(?:\$>\s+|[>$#]\s+|[\w.@:~/-]+[$#]\s+|\[[^\]\s]+@[^\]]*\][$#]\s+)")
+ENV_PREFIX = r"(?:\([\w.-]+\)\s+)?"
+"""A conda or virtualenv name before a shell prompt: ``(base) ``."""
+BRACKET_PROMPT = r"\[[^\]\s]+@[^\]]*\][#$]\s+"
+"""Red Hat's shell prompt: ``[user@host dir]$ `` (``#`` for root)."""
+_PROMPT = re.compile(rf"^{ENV_PREFIX}(?:\$>\s+|[>$#]\s+|[\w.@:~/-]+[$#]\s+|{BRACKET_PROMPT})")
 _COMMENT = re.compile(r"^#\s")
 """Root's prompt, or a shell comment when the log shows its commands without it."""
 
