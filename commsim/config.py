@@ -223,8 +223,6 @@ def build_scenario_topology(
         raise
     except CommsimError as exc:
         raise ScenarioError(f"{prefix}: topology: {exc}") from None
-    if builder_options.get("nodes") is None:  # a machine list's overrides are checked over its machines
-        check_overrides_used([topo], overrides, node, source)
     return topo
 
 
@@ -299,6 +297,7 @@ def scenario_from_data(
     scenario = validate_with_lines(Scenario, data, node, source, ScenarioError)
     base = base or Path.cwd()
     topology = build_scenario_topology(scenario.topology, scenario.overrides, node, source, base)
+    check_overrides_used([topology], scenario.overrides, node, source)
     count = len(scenario.algorithms) * len(scenario.sizes)
     if count > MAX_CASES:
         raise ScenarioError(
