@@ -23,6 +23,7 @@ from commsim.algorithms.ring import Ring
 from commsim.algorithms.tree import Tree
 from commsim.collectives import Collective
 from commsim.errors import AlgorithmError
+from commsim.nccl.channel_cut import nccl_channels, ring_ll_bytes_per_channel, ring_ll_channels
 from commsim.nccl.channels import ring_packing
 from commsim.nccl.intra import chain_schedule, packed_rings
 from commsim.nccl.model import P2P_COLLECTIVES, NcclModel, NcclPrediction, ring_schedule
@@ -31,7 +32,7 @@ from commsim.nccl.params import NcclParams
 from commsim.nccl.tuning_table import release_problem, version_note
 from commsim.schedule import Schedule
 from commsim.topology.model import Topology
-from commsim.units import format_bandwidth, format_time
+from commsim.units import format_bandwidth, format_size, format_time
 
 __all__ = ["Nccl"]
 
@@ -202,6 +203,16 @@ class Nccl(Algorithm):
                 f"    pipeline fill: the chosen {prediction.chosen.algorithm} call streams its chunks "
                 f"through its stages, {format_time(prediction.chosen.fill_s)} beyond its latency (included "
                 "in its time; NCCL chooses without it)"
+            )
+        if (cut := prediction.chosen.cut_s) > 0:
+            channels = nccl_channels(prediction.machine)
+            used = ring_ll_channels(problem.nbytes, problem.n, channels)
+            per_channel = format_size(ring_ll_bytes_per_channel(problem.n))
+            lines.append(
+                f"    idle channels: NCCL runs this ring LL call on {used} of its {channels} channels "
+                f"(one per {per_channel} of buffer: 512 threads x 8 B x {problem.n} ranks), "
+                f"{format_time(cut)} more than on all of them (included in its time; NCCL chooses "
+                "on all of them)"
             )
         if prediction.chosen.overlap_s > 0:
             lines.append(

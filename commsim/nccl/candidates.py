@@ -137,7 +137,6 @@ def ring(
     coll = problem_collective
     steps, inter = ring_steps(coll, n), _inter_steps(table, coll, m.nodes)
     inter = min(inter, steps)
-    all_reduce_like = coll in (Collective.ALL_REDUCE, Collective.REDUCE)
     out = []
     for proto in _protocols(table, m, bw.version):
         intra_hop = table.hop_latency_s[m.intra_hop]["ring"][proto]
@@ -150,11 +149,18 @@ def ring(
             latency *= plateau(table, m)
         busbw = bw.busbw_Bps
         if proto == "LL":
-            busbw = min(busbw * table.ring_ll(all_reduce_like, m.nodes > 1), table.ll_cap(m.nodes, m.arch))
+            busbw = min(ring_ll_spread_Bps(coll, m, bw, table), table.ll_cap(m.nodes, m.arch))
         elif proto == "LL128":
             busbw *= 0.7 if (m.per_node < 2 and table.ring_ll_factor is None) else 0.92
         out.append(("ring", proto, latency, busbw * n / steps))
     return out
+
+
+def ring_ll_spread_Bps(collective: Collective, m: NcclMachine, bw: Bandwidths, table: TuningTable) -> float:
+    """Ring LL bus bandwidth over all of NCCL's channels before ``llMaxBw``, NCCL's ceiling on the
+    whole: the ring's bus bandwidth times the LL factor (each channel carries its share of it)."""
+    all_reduce_like = collective in (Collective.ALL_REDUCE, Collective.REDUCE)
+    return bw.busbw_Bps * table.ring_ll(all_reduce_like, m.nodes > 1)
 
 
 def tree(

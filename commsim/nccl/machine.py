@@ -76,6 +76,9 @@ class NcclMachine:
         NCCL's network transport over them (``"ib"``, ``"roce"``, ``"efa"``, ``"socket"`` ...).
     nics : int
         NICs of one box that serve its ranks (those ``nic_Bps`` sums); 1 on one box.
+    fabric_Bps : float
+        A GPU's NVLink (or xGMI) bandwidth to the box's other ranks and its NVSwitches, per direction,
+        as the links are rated (the least over the first box's ranks); 0 without a GPU fabric.
     """
 
     nodes: int
@@ -88,6 +91,7 @@ class NcclMachine:
     net_kind: str | None = None
     net_transport: str | None = None
     nics: int = 1
+    fabric_Bps: float = 0.0
 
     @property
     def intra_hop(self) -> str:
@@ -165,9 +169,22 @@ def analyse(topology: Topology, ranks: tuple[str, ...]) -> NcclMachine:
         _network(topology, min(boxes), first) if len(boxes) > 1 else (0.0, None, None, 1)
     )
     net_transport = _transport_of(kind)
+    fabric = _fabric_Bps(topology, first)
     return NcclMachine(
-        len(boxes), len(first), transport, arch, nvls, nic_Bps, family, kind, net_transport, nics
+        len(boxes), len(first), transport, arch, nvls, nic_Bps, family, kind, net_transport, nics, fabric
     )
+
+
+def _fabric_Bps(topology: Topology, box_ranks: list[str]) -> float:
+    """The least, over ``box_ranks``, of a GPU's fabric links to the other ranks and to NVSwitches."""
+    members = set(box_ranks)
+    out = dict.fromkeys(box_ranks, 0.0)
+    for link in topology.links:
+        if link.family not in GPU_FABRICS or link.src not in members:
+            continue
+        if link.dst in members or topology.device(link.dst).kind == "nvswitch":
+            out[link.src] += link.bandwidth_Bps
+    return min(out.values()) if len(box_ranks) > 1 else 0.0
 
 
 def _transport_of(kind: str | None) -> str | None:

@@ -5,7 +5,9 @@ For every candidate (algorithm, protocol) the GPUs' time for one call is
     kernel + latency_scale x latency + size / algbw
 
 (plus, for the chosen NVLS or NVLS-tree candidate, the pipeline fill beyond
-that latency: :mod:`commsim.nccl.chunking`) with the latency from NCCL's own tables of the release in use
+that latency: :mod:`commsim.nccl.chunking`; for a chosen ring LL call, the
+bandwidth of the channels NCCL leaves idle: :mod:`commsim.nccl.channel_cut`)
+with the latency from NCCL's own tables of the release in use
 (:mod:`commsim.nccl.tuning`), ``kernel`` the fixed cost of starting and
 ending one kernel on the GPU, and the bandwidth from the machine
 (:mod:`commsim.nccl.intra` replays NCCL's channels in a box; the network
@@ -39,6 +41,7 @@ from commsim.errors import AlgorithmError, UnknownNameError
 from commsim.nccl import candidates as cand
 from commsim.nccl import rccl
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
+from commsim.nccl.channel_cut import cut_s
 from commsim.nccl.chunking import fill_s
 from commsim.nccl.costs import NVLS_GENERATION, net_route_latency, nvlink_port_Bps, one_rank
 from commsim.nccl.intra import host_path, ring_schedule
@@ -222,7 +225,10 @@ class NcclModel:
         hidden = overlapped_s(
             self.table, problem.collective, best.algorithm, best.protocol, scale * best.latency_s, scale
         )
-        chosen = replace(best, time_s=best.time_s + fill - hidden, fill_s=fill, overlap_s=hidden)
+        cut = self._cut_s(best.algorithm, best.protocol, problem.nbytes, best.algbw_Bps, problem, m, bw)
+        chosen = replace(
+            best, time_s=best.time_s + fill + cut - hidden, fill_s=fill, overlap_s=hidden, cut_s=cut
+        )
         candidates = [chosen if c is best else c for c in candidates]
         return NcclPrediction(m, chosen, candidates, bw.busbw_Bps, host)
 
@@ -254,9 +260,29 @@ class NcclModel:
                 (fixed + scale * lat + size / rate, a, p, lat, rate)
                 for a, p, lat, rate in self._sized(base, coll, m, n, size)
             )
-            time -= overlapped_s(self.table, coll, algorithm, proto, scale * lat, scale)
-            out.append(max(host, time + fill_s(algorithm, m, size, rate, scale * lat, bw.version)))
+            fill = fill_s(algorithm, m, size, rate, scale * lat, bw.version)
+            cut = self._cut_s(algorithm, proto, size, rate, problem, m, bw)
+            hidden = overlapped_s(self.table, coll, algorithm, proto, scale * lat, scale)
+            out.append(max(host, time + fill + cut - hidden))  # as predict sums them
         return out
+
+    def _cut_s(
+        self,
+        algorithm: str,
+        protocol: str,
+        nbytes: float,
+        algbw_Bps: float,
+        problem: Problem,
+        m: NcclMachine,
+        bw: Bandwidths,
+    ) -> float:
+        """The chosen candidate's time lost to the channels NCCL leaves idle (ring LL only:
+        :mod:`commsim.nccl.channel_cut`)."""
+        if algorithm != "ring" or protocol != "LL":
+            return 0.0
+        n, coll = problem.n, problem.collective
+        spread = cand.ring_ll_spread_Bps(coll, m, bw, self.table) * n / cand.ring_steps(coll, n)
+        return cut_s(nbytes, algbw_Bps, spread, n, m)
 
     def _base(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
         """Every candidate before its size adjustments (kept per ranks and collective)."""

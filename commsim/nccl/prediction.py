@@ -24,6 +24,9 @@ class Candidate:
     overlap_s: float = 0.0
     """Latency left out of ``time_s`` because back-to-back calls hide it (broadcast and reduce rings:
     :mod:`commsim.nccl.overlap`); the chosen candidate only."""
+    cut_s: float = 0.0
+    """Of ``time_s``, the bandwidth lost to the channels NCCL leaves idle for a small ring LL call
+    (:mod:`commsim.nccl.channel_cut`); the chosen candidate only, as NCCL chooses on all its channels."""
 
 
 @dataclass(frozen=True)
