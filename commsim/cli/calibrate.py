@@ -116,6 +116,11 @@ def validate(
                 f"{log}: --run {run}: the log holds {count} run(s) ({listed}); give 1 to {count}"
             )
         reports = [reports[run - 1]]
+    if calibrated is not None and topo is not None:
+        from commsim.cli.console import say
+
+        for warning in check_calibrated_gpu(calibrated, topo, reports):
+            say(f"warning: {warning}")
     if plot is not None:
         from commsim.report.plots import plot_validation
 
@@ -309,6 +314,52 @@ def logs_machine(
             boards = [f"{b} (board of the log's GPU)" for b in BOARD_CLASSES]
             raise UnknownNameError("topology", topology, [*error.valid, *boards]) from None
     return None, None
+
+
+def check_calibrated_gpu(calibrated: Path, topo: Topology, reports: list[Validation]) -> list[str]:
+    """Refuse a calibration fitted on another GPU than the one the log is validated on.
+
+    The calibration's GPU is the catalogue entry its file's GPUs name (``model:``, as ``commsim
+    calibrate`` writes it); the log's is the ``gpu`` fact of its validation (``--gpu``, else the
+    device list). The fitted parameters (link efficiencies, latency) are that GPU's machine's: on
+    another GPU they are a silent wrong answer. What cannot be compared is a warning, returned:
+    a file naming no GPU the catalogue knows, or a log that does not say which GPU ran.
+
+    Raises
+    ------
+    CommsimError
+        Naming both GPUs and what to do instead.
+    """
+    from commsim.hardware import find_gpu
+
+    fitted: set[str] = set()
+    for device in topo.devices:
+        if device.kind == "gpu" and device.model:
+            match = find_gpu(device.model)
+            if match.spec is not None and not match.generic:
+                fitted.add(match.spec.name)
+    if not fitted:
+        return [
+            f"--calibrated {calibrated}: the file records no GPU model the catalogue knows, so whether "
+            "it was calibrated on this log's GPU is not checked"
+        ]
+    named = " and ".join(sorted(fitted))
+    warnings: list[str] = []
+    for report in reports:
+        fact = report.inference.facts.get("gpu")
+        if fact is None:
+            warnings.append(
+                f"--calibrated {calibrated}: calibrated on {named}, but {report.source} does not say which "
+                "GPU ran, so that is not checked; give --gpu MODEL to check it"
+            )
+        elif str(fact.value) not in fitted:
+            raise CommsimError(
+                f"--calibrated {calibrated}: calibrated on {named}, but {report.source} ran on "
+                f"{fact.value} ({fact.evidence[0].describe()}); a calibration holds for the GPU it was "
+                "fitted on: calibrate on logs of this GPU (commsim calibrate LOG -o C.yaml), or drop "
+                "--calibrated"
+            )
+    return list(dict.fromkeys(warnings))
 
 
 def _machine_option(calibrated: Path | None, nccl_topo: Path | None) -> str:
