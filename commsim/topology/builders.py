@@ -9,8 +9,10 @@ the families that are parametrised by size: teaching graphs (``ring``,
 from __future__ import annotations
 
 import importlib
+import numbers
+import operator
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from commsim.errors import TopologyError, UnknownNameError
 from commsim.topology.elements import Device, PhysicalLink
@@ -23,25 +25,33 @@ if TYPE_CHECKING:
 __all__ = ["BUILDERS", "build", "cluster", "fully_connected", "ring"]
 
 
-def whole_number_type(value: object, what: str, builder: str) -> None:
-    """Refuse a count that is not a whole number (``gpus="4"``): its type, not its value, is wrong.
+def is_whole_number(value: object) -> TypeGuard[numbers.Integral]:
+    """Whether ``value`` is an integral number (an ``int``, a NumPy integer ...), a bool being none."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def whole_number_type(value: object, what: str, builder: str) -> int:
+    """``value`` as an ``int`` if it is an integral number (``8``, ``numpy.int64(8)``); refused if
+    not (``gpus="4"``, ``8.0``, ``True``): its type, not its value, is wrong.
 
     Raises
     ------
     TopologyError
         ``builder 'ring': gpus must be a whole number, e.g. 4, got '4' (text)``.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_whole_number(value):
         kind = "text" if isinstance(value, str) else f"a {type(value).__name__}"
         raise TopologyError(
             f"builder {builder!r}: {what} must be a whole number, e.g. 4, got {value!r} ({kind})"
         )
+    return operator.index(value)
 
 
-def _check_gpus(gpus: int, minimum: int, builder: str) -> None:
-    whole_number_type(gpus, "gpus", builder)
+def _check_gpus(gpus: int, minimum: int, builder: str) -> int:
+    gpus = whole_number_type(gpus, "gpus", builder)
     if gpus < minimum:
         raise TopologyError(f"builder {builder!r} needs gpus >= {minimum}, got {gpus!r}")
+    return gpus
 
 
 def _figures(bandwidth: str | float | None, latency: str | float | None) -> tuple[float | None, float | None]:
@@ -68,7 +78,7 @@ def ring(
     bandwidth, latency : str or float, optional
         Per link per direction; the kind's defaults when omitted.
     """
-    _check_gpus(gpus, 2, "ring")
+    gpus = _check_gpus(gpus, 2, "ring")
     bandwidth_Bps, latency_s = _figures(bandwidth, latency)
     devices = [Device(f"gpu{i}", "gpu") for i in range(gpus)]
     pairs = {tuple(sorted((i, (i + 1) % gpus))) for i in range(gpus)}
@@ -93,7 +103,7 @@ def fully_connected(
     bandwidth, latency : str or float, optional
         Per link per direction; the kind's defaults when omitted.
     """
-    _check_gpus(gpus, 2, "fully_connected")
+    gpus = _check_gpus(gpus, 2, "fully_connected")
     bandwidth_Bps, latency_s = _figures(bandwidth, latency)
     devices = [Device(f"gpu{i}", "gpu") for i in range(gpus)]
     links = [
@@ -188,6 +198,8 @@ def build(name: str, **params: Any) -> Topology:
 
             valid = f"valid: {', '.join(accepted)}{did_you_mean(key, accepted)}"
             raise TopologyError(f"builder {name!r} has no field {key!r}; {valid}")
+    # an integral number (numpy.int64(8)) as an int, so that no NumPy scalar reaches the machine
+    params = {key: int(value) if is_whole_number(value) else value for key, value in params.items()}
     try:
         return BUILDERS[name](**params)
     except TypeError as exc:

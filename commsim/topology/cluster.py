@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from commsim.errors import TopologyError, UnknownNameError
+from commsim.topology.builders import is_whole_number, whole_number_type
 from commsim.topology.cluster_box import FALLBACK_NIC_PCIE as FALLBACK_NIC_PCIE  # re-exported
 from commsim.topology.cluster_box import copy_box
 from commsim.topology.elements import Device, PhysicalLink
@@ -136,11 +137,11 @@ def cluster(
     (32, [0, 1, 2, 3])
     """
     template = _load_box(box)
-    _check_nodes(nodes)
+    nodes = _check_nodes(nodes)
     _check_choice(nic_per, NIC_PER, "nic_per")
     _check_choice(fabric, FABRICS, "fabric")
-    _check_fabric(fabric, oversubscription, leaf_size)
-    _check_nics_per_node(template, nics_per_node)
+    leaf_size = _check_fabric(fabric, oversubscription, leaf_size)
+    nics_per_node = _check_nics_per_node(template, nics_per_node)
     network = _network(nic or _box_nic_kind(template), nic_bandwidth, nic_latency)
     devices: list[Device] = []
     links: list[PhysicalLink] = []
@@ -211,12 +212,11 @@ def _load_box(box: str | Topology) -> Topology:
     return template
 
 
-def _check_nodes(nodes: int) -> None:
-    from commsim.topology.builders import whole_number_type
-
-    whole_number_type(nodes, "nodes", "cluster")
+def _check_nodes(nodes: int) -> int:
+    nodes = whole_number_type(nodes, "nodes", "cluster")
     if nodes < 1:
         raise TopologyError(f"cluster needs nodes >= 1, got {nodes!r}")
+    return nodes
 
 
 def _check_choice(value: str, valid: Sequence[str], what: str) -> None:
@@ -224,33 +224,36 @@ def _check_choice(value: str, valid: Sequence[str], what: str) -> None:
         raise UnknownNameError(f"cluster {what}", value, list(valid))
 
 
-def _check_fabric(fabric: str, oversubscription: float, leaf_size: int | None) -> None:
+def _check_fabric(fabric: str, oversubscription: float, leaf_size: int | None) -> int | None:
+    """``leaf_size`` as an int (None stays None) if the fabric's figures are valid."""
     if not oversubscription >= 1:
         raise TopologyError(
             f"cluster oversubscription must be at least 1 (1 = non-blocking), got {oversubscription!r}"
         )
-    if leaf_size is not None and (
-        isinstance(leaf_size, bool) or not isinstance(leaf_size, int) or leaf_size < 1
-    ):
+    if leaf_size is not None and (not is_whole_number(leaf_size) or leaf_size < 1):
         raise TopologyError(f"cluster leaf_size must be a whole number >= 1, got {leaf_size!r}")
     if fabric == "switch" and (oversubscription != 1 or leaf_size is not None):
         raise TopologyError(
             "cluster oversubscription and leaf_size apply to fabric='fat_tree' and 'rails' only; "
             "fabric='switch' is one non-blocking switch"
         )
+    return None if leaf_size is None else int(leaf_size)
 
 
-def _check_nics_per_node(template: Topology, nics_per_node: int | None) -> None:
+def _check_nics_per_node(template: Topology, nics_per_node: int | None) -> int | None:
+    """``nics_per_node`` as an int (None stays None) if the box can give that many NICs."""
     if nics_per_node is None:
-        return
-    if isinstance(nics_per_node, bool) or not isinstance(nics_per_node, int) or nics_per_node < 1:
+        return None
+    if not is_whole_number(nics_per_node) or nics_per_node < 1:
         raise TopologyError(f"cluster nics_per_node must be a whole number >= 1, got {nics_per_node!r}")
+    count = int(nics_per_node)
     own = template.devices_of_kind("nic")
-    if own and nics_per_node > len(own):
+    if own and count > len(own):
         raise TopologyError(
-            f"cluster nics_per_node={nics_per_node} but box {template.name!r} has {len(own)} NIC(s); "
+            f"cluster nics_per_node={count} but box {template.name!r} has {len(own)} NIC(s); "
             f"give at most {len(own)}"
         )
+    return count
 
 
 def _box_nic_kind(template: Topology) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from commsim.errors import TopologyError, UnknownNameError
-from commsim.topology.builders import BUILDERS, build
+from commsim.topology.builders import BUILDERS, build, is_whole_number
 from commsim.topology.model import Topology
 
 __all__ = [
@@ -40,12 +40,13 @@ def check_builder_sizes(name: str, params: Mapping[str, Any]) -> None:
     TopologyError
         ``builder 'ring': gpus 1000000000 is above the limit of 16,384``.
     """
+    counts = {key: int(value) for key, value in params.items() if is_whole_number(value)}  # numpy.int64 too
     for key, limit in _LIMITS.items():
-        value = params.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+        value = counts.get(key)
+        if value is not None and value > limit:
             raise TopologyError(f"builder {name!r}: {key} {value} is above the limit of {limit:,}")
-    gpus = params.get("gpus")
-    if name == "fully_connected" and isinstance(gpus, int) and gpus > MAX_FULLY_CONNECTED_GPUS:
+    gpus = counts.get("gpus")
+    if name == "fully_connected" and gpus is not None and gpus > MAX_FULLY_CONNECTED_GPUS:
         raise TopologyError(
             f"builder 'fully_connected': gpus {gpus} is above its limit of {MAX_FULLY_CONNECTED_GPUS} "
             f"(it links every pair: {gpus * (gpus - 1) // 2:,} links); for more GPUs on one switch "

@@ -72,8 +72,8 @@ def xgmi_box(
     448.0
     """
     builder = "xgmi_box"
-    check_whole(gpus, 2, "gpus", builder)
-    check_whole(links_per_peer, 1, "links_per_peer", builder)
+    gpus = check_whole(gpus, 2, "gpus", builder)
+    links_per_peer = check_whole(links_per_peer, 1, "links_per_peer", builder)
     if links_per_peer * (gpus - 1) > XGMI_LINKS_PER_GPU:
         raise TopologyError(
             f"builder {builder!r}: {links_per_peer} link(s) to each of {gpus - 1} peers is "

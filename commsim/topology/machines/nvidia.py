@@ -115,9 +115,9 @@ def nvswitch_box(
     900.0
     """
     builder = "nvswitch_box"
-    check_whole(gpus, 2, "gpus", builder)
+    gpus = check_whole(gpus, 2, "gpus", builder)
     check_kind(fabric, ("nvlink",), "fabric", builder)
-    check_whole(links, 1, "links", builder)
+    links = check_whole(links, 1, "links", builder)
     bandwidth_Bps = check_bandwidth(link_bandwidth, "link_bandwidth", builder)
     host = Host(pcie, sockets, inter_socket, gpus_per_switch, nics, nic).checked(gpus, builder)
     parts = Parts()
@@ -200,9 +200,9 @@ def nvlink_mesh_box(
     (2, 1)
     """
     builder = "nvlink_mesh_box"
-    check_whole(gpus, 2, "gpus", builder)
+    gpus = check_whole(gpus, 2, "gpus", builder)
     check_kind(fabric, ("nvlink",), "fabric", builder)
-    check_whole(links, 1, "links", builder)
+    links = check_whole(links, 1, "links", builder)
     spare = 1 if links == gpus > 2 and gpus % 2 == 0 else 0
     if (links - spare) % (gpus - 1):
         raise TopologyError(
@@ -314,18 +314,18 @@ def nvl72_rack(
     (72, 36, [0])
     """
     builder = "nvl72_rack"
-    check_whole(gpus_per_tray, 1, "gpus_per_tray", builder)
-    check_whole(cpus_per_tray, 1, "cpus_per_tray", builder)
-    check_whole(gpus, gpus_per_tray, "gpus", builder)
+    gpus_per_tray = check_whole(gpus_per_tray, 1, "gpus_per_tray", builder)
+    cpus_per_tray = check_whole(cpus_per_tray, 1, "cpus_per_tray", builder)
+    gpus = check_whole(gpus, gpus_per_tray, "gpus", builder)
     if gpus % gpus_per_tray or gpus_per_tray % cpus_per_tray:
         raise TopologyError(
             f"builder {builder!r}: gpus ({gpus}) must be a multiple of gpus_per_tray ({gpus_per_tray}), "
             f"and gpus_per_tray a multiple of cpus_per_tray ({cpus_per_tray})"
         )
     check_kind(fabric, ("nvlink",), "fabric", builder)
-    check_whole(links, 1, "links", builder)
+    links = check_whole(links, 1, "links", builder)
     check_kind(c2c, ("chip_to_chip",), "c2c", builder)
-    check_whole(nics_per_tray, 0, "nics_per_tray", builder)
+    nics_per_tray = check_whole(nics_per_tray, 0, "nics_per_tray", builder)
     check_kind(nic, NETWORK_FAMILIES, "nic", builder)
     check_kind(pcie, ("pcie",), "pcie", builder)
     bandwidth_Bps = check_bandwidth(link_bandwidth, "link_bandwidth", builder)

@@ -19,7 +19,7 @@ xGMI mesh, or none) on top of a host side that all classes share:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from commsim.errors import TopologyError
 from commsim.topology.elements import Device, PhysicalLink
@@ -51,11 +51,10 @@ def check_whole(value: object, minimum: int, what: str, builder: str) -> int:
     """
     from commsim.topology.builders import whole_number_type
 
-    whole_number_type(value, what, builder)
-    assert isinstance(value, int)  # for the type checker: whole_number_type refused anything else
-    if value < minimum:
-        raise TopologyError(f"builder {builder!r} needs {what} >= {minimum} (a whole number), got {value!r}")
-    return value
+    number = whole_number_type(value, what, builder)
+    if number < minimum:
+        raise TopologyError(f"builder {builder!r} needs {what} >= {minimum} (a whole number), got {number!r}")
+    return number
 
 
 def check_kind(name: str, families: Sequence[str], what: str, builder: str) -> str:
@@ -158,17 +157,18 @@ class Host:
     def checked(self, gpus: int, builder: str) -> Host:
         """This host side if its figures fit ``gpus`` GPUs; TopologyError or UnknownNameError otherwise."""
         check_kind(self.pcie, ("pcie",), "pcie", builder)
-        check_whole(self.sockets, 1, "sockets", builder)
-        if self.sockets > gpus:
+        sockets = check_whole(self.sockets, 1, "sockets", builder)
+        if sockets > gpus:
             raise TopologyError(
-                f"builder {builder!r}: {self.sockets} sockets for {gpus} GPUs; give sockets <= gpus"
+                f"builder {builder!r}: {sockets} sockets for {gpus} GPUs; give sockets <= gpus"
             )
         check_kind(self.inter_socket, ("inter_socket",), "inter_socket", builder)
-        if self.gpus_per_switch is not None:
-            check_whole(self.gpus_per_switch, 1, "gpus_per_switch", builder)
-        check_whole(self.nics, 0, "nics", builder)
+        per_switch = self.gpus_per_switch
+        if per_switch is not None:
+            per_switch = check_whole(per_switch, 1, "gpus_per_switch", builder)
+        nics = check_whole(self.nics, 0, "nics", builder)
         check_kind(self.nic, NETWORK_FAMILIES, "nic", builder)
-        return self
+        return replace(self, sockets=sockets, gpus_per_switch=per_switch, nics=nics)  # ints, not NumPy's
 
 
 def add_host(parts: Parts, gpus: Sequence[str], host: Host) -> list[Group]:

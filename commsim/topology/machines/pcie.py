@@ -88,7 +88,7 @@ def pcie_box(
     (False, ['pcie_switch0', 'pcie_switch1'])
     """
     builder = "pcie_box"
-    check_whole(gpus, 2, "gpus", builder)
+    gpus = check_whole(gpus, 2, "gpus", builder)
     host = Host(pcie, sockets, inter_socket, gpus_per_switch, nics, nic).checked(gpus, builder)
     parts = Parts()
     names = [parts.add(f"gpu{i}", "gpu", model=gpu_model) for i in range(gpus)]
@@ -161,11 +161,11 @@ def bridged_pairs_box(
     (300.0, False)
     """
     builder = "bridged_pairs_box"
-    check_whole(gpus, 2, "gpus", builder)
+    gpus = check_whole(gpus, 2, "gpus", builder)
     if gpus % 2:
         raise TopologyError(f"builder {builder!r} bridges GPUs in pairs; give an even gpus, got {gpus}")
     check_kind(fabric, ("nvlink",), "fabric", builder)
-    check_whole(links, 1, "links", builder)
+    links = check_whole(links, 1, "links", builder)
     bandwidth_Bps = check_bandwidth(link_bandwidth, "link_bandwidth", builder)
     host = Host(pcie, sockets, inter_socket, gpus_per_switch, nics, nic).checked(gpus, builder)
     parts = Parts()
