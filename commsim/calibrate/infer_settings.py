@@ -20,7 +20,7 @@ from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.settings import RunSettings, p2p_disabled, setting, setting_value, shm_disabled
 from commsim.hardware import GpuSpec
 from commsim.nccl.candidates import P2P_COLLECTIVES
-from commsim.nccl.tuning_table import release_problem, version_note
+from commsim.nccl.tuning_table import parse_version, release_problem, version_note
 
 __all__ = [
     "ALGO_NAMES",
@@ -108,13 +108,24 @@ def infer_p2p(
     return Fact("p2p", default, (), assumed=True, option="--p2p/--no-p2p", note=note)
 
 
-def infer_version(settings: RunSettings, option: str | None, log_version: str | None) -> Fact:
-    """The NCCL version the prediction follows."""
+def infer_version(
+    settings: RunSettings, option: str | None, log_version: str | None, source: str | None = None
+) -> Fact:
+    """The NCCL version the prediction follows.
+
+    Raises
+    ------
+    InferenceError
+        For ``--nccl-version`` that is no NCCL 2 release, and for an NCCL 1 release the log prints
+        (``source`` is the log's name, for the message), as for the option: nccl-tests' NCCL 1 runs
+        are not modelled (the releases before 2.4 are priced with 2.4's table; NCCL 1 is no NCCL 2).
+    """
     if option is not None:
         if problem := release_problem(option):
             raise InferenceError(f"--nccl-version {problem}")
         return given("nccl_version", option, "--nccl-version", version_note(option) or "")
     seen = settings.version
+    _refuse_nccl_1(seen or (Evidence(log_version, "NCCL version") if log_version else None), source)
     if seen is not None:
         return Fact(
             "nccl_version",
@@ -138,6 +149,24 @@ def infer_version(settings: RunSettings, option: str | None, log_version: str | 
         assumed=True,
         option="--nccl-version",
         note="the log does not print it; the newest modelled version is used",
+    )
+
+
+def _refuse_nccl_1(printed: Evidence | None, source: str | None) -> None:
+    """Refuse the NCCL 1 release a log prints, as ``--nccl-version 1.x`` is (``printed``: the version
+    and its line; None when the log prints none)."""
+    if printed is None or printed.value is None:
+        return
+    version = str(printed.value)
+    parsed = parse_version(version)
+    if parsed is None or parsed[0] >= 2:
+        return
+    problem = release_problem(version) or f"{version!r} should be an NCCL 2 release"
+    raise InferenceError(
+        f"{printed.source} {problem}; nccl-tests on NCCL 1 is not modelled: validate a run of NCCL 2, or, "
+        "if the run used NCCL 2, give its release with --nccl-version",
+        source,
+        printed.line,
     )
 
 

@@ -153,7 +153,7 @@ def _nccl_facts(
     """NCCL's version, aws-ofi-nccl's protocol over EFA and the forced choices, put in ``facts``;
     returns the algorithms and protocols NCCL may choose from (None: any)."""
     settings = log.settings
-    facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version)
+    facts["nccl_version"] = infer_version(settings, options.nccl_version, log.nccl_version, log.source)
     protocol = efa_protocol(nic, settings, raw, facts["nccl_version"], spec, options.net_protocol, warnings)
     if protocol is not None:
         facts["net_protocol"] = protocol

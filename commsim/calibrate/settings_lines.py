@@ -113,6 +113,15 @@ _LINE_RULES: list[_Rule] = [  # fact, rank, source, pattern, value
         _VERSION_CODE,
         lambda m: (version_in_code_line(m.string) or (None, None))[0],
     ),
+    # nccl-tests' old header names the NCCL its headers were: no sign of the NCCL 2 library that ran
+    # (any later 2.x loads), but NCCL 1 (libnccl.so.1) is no NCCL 2, so a test built with it ran on it
+    (
+        "version",
+        2,
+        "nccl-tests header 'compiled with NCCL'",
+        re.compile(r"^#\s*NCCL Tests compiled with NCCL (1\.\d+(?:\.\d+)?)\b"),
+        _first,
+    ),
     (
         "version",
         1,
