@@ -71,6 +71,15 @@ def test_a_hash_without_a_space_is_a_comment_not_a_prompt() -> None:
             "$ ./build/sendrecv_perf -b 256M -e 512M -g 1\nbash: ./build/sendrecv_perf: Permission denied",
             "a user's '$ ' session (then sudo -i: '# ' is root's prompt) and the shell's error",
         ),
+        (
+            "/opt/nccl-tests/build/sendrecv_perf",
+            "an absolute path alone: which's output, its command not shown",
+        ),
+        ("$ which sendrecv_perf\n./build/sendrecv_perf", "which's output for a relative PATH entry"),
+        (
+            "$ which all_reduce_perf sendrecv_perf\n./all_reduce_perf\n./sendrecv_perf",
+            "which of two binaries",
+        ),
     ],
 )
 def test_lines_that_only_name_the_binary_leave_roots_prompt(before: str, why: str) -> None:
@@ -127,3 +136,35 @@ def test_a_sessions_settings_come_from_the_command_that_ran() -> None:
     assert any("says 'Tree'" in w and "using 'Ring'" in w for w in log.settings.warnings), (
         log.settings.warnings
     )
+
+
+@pytest.mark.parametrize(
+    "bare",
+    [
+        "./build/sendrecv_perf",
+        "build/sendrecv_perf",
+        "~/nccl-tests/build/sendrecv_perf",
+        "sendrecv_perf",
+        "$ ./build/sendrecv_perf",
+        "[user@node1 nccl-tests]$ ./build/sendrecv_perf",
+        "$ /opt/nccl-tests/build/sendrecv_perf",
+    ],
+)
+def test_the_binary_alone_is_the_command_that_ran_with_the_defaults(bare: str) -> None:
+    """A script's line or a prompt's command that is the binary alone ran it with nccl-tests' defaults
+    (-t 1 -g 1: one rank, as the header says); it was taken for which's output, so the '# mpirun -np 8
+    -x NCCL_ALGO=Tree' comment below it was read as root's command: 8 ranks and NCCL_ALGO=Tree. Only an
+    absolute path alone, or a path right after a which command, is which's output."""
+    log = parse_nccl_tests(f"{bare}\n{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
+    assert log.command == bare.split()[-1]
+    assert log.n_ranks == 1 and log.rank_source != LAUNCHED
+    assert "NCCL_ALGO" not in log.settings.env
+    assert not root_prompt([bare, COMMENTED])
+
+
+def test_a_scripts_commented_setting_beside_the_binary_alone_is_not_read() -> None:
+    """'# export NCCL_ALGO=Tree' above a script's bare './build/sendrecv_perf' is a comment: it was read
+    as a setting of root's prompt (the bare binary was taken for which's output, so no command ran)."""
+    log = parse_nccl_tests(f"# export NCCL_ALGO=Tree\n./build/sendrecv_perf\n{_HEADER}{_TABLE}", "x.txt")
+    assert log.command == "./build/sendrecv_perf"
+    assert "NCCL_ALGO" not in log.settings.env

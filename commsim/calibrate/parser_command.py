@@ -321,14 +321,22 @@ def root_prompt(lines: list[str]) -> bool:
     the ``#`` lines are commented-out alternatives (``mpirun -np 16 ...`` above ``# mpirun -np 8``).
     A command after a user's prompt (``$ ./build/all_reduce_perf``) is an interactive session, in
     which a ``# `` command after that command's output is root's prompt (after ``sudo -i``), and
-    one typed right below it a comment. Lines that only name the binary are no command:
-    ``which`` output (the path alone), a shell's error (``bash: ./build/all_reduce_perf: Permission
-    denied``), a backtrace frame (``[node:123] [ 3] ./build/all_reduce_perf(+0x5b2c)``).
+    one typed right below it a comment. The binary alone is a command, run with nccl-tests' default
+    options, when typed after a prompt (``$ ./build/all_reduce_perf``) or written as a script's line
+    (``./build/all_reduce_perf``), unless it is ``which``'s output: an absolute path
+    (``/usr/local/bin/all_reduce_perf``: which prints the full path it found), or any path right
+    after a ``which`` command (:func:`_which_output`). Lines that only name the binary are no command:
+    that output, a shell's error (``bash: ./build/all_reduce_perf: Permission denied``), a backtrace
+    frame (``[node:123] [ 3] ./build/all_reduce_perf(+0x5b2c)``).
     nccl-tests' own ``#`` lines name no command (``# nThread 1 nGpus 1 ...``) or are not read as one
     (``# Collective test starting: all_reduce_perf``), so they never decide it.
     """
     commands = _commands(lines, 1)
-    ran = [(number, text) for number, text in commands if not text.startswith("#") and _runs(text)]
+    ran = [
+        (number, text)
+        for number, text in commands
+        if not text.startswith("#") and _runs(text, _which_output(lines, number))
+    ]
     if not ran:
         return True
     if not all(_USER_PROMPT.match(text) for _, text in ran):
@@ -355,12 +363,38 @@ _COMMAND_WORD = re.compile(r"^(?:[\w.~/+-]+|[A-Za-z_]\w*=\S*)$")
 assignment (``NCCL_ALGO=Tree``); not ``bash:`` or ``[node:123]``."""
 
 
-def _runs(text: str) -> bool:
-    """Whether a line naming an nccl-tests binary is a command that runs one (see :func:`root_prompt`)."""
+_WHICH = re.compile(rf"^(?:#\s+)?{_USER_PROMPTS}?(?:which|command\s+-v|type\s+-[aPp]+)\s")
+"""A command printing where a binary is (``which all_reduce_perf``, ``command -v ...``, ``type -P ...``)."""
+
+
+def _runs(text: str, after_which: bool = False) -> bool:
+    """Whether a line naming an nccl-tests binary is a command that runs one (see :func:`root_prompt`).
+
+    The binary alone runs it with nccl-tests' defaults when typed after a user's prompt, or as a
+    script's line given as a relative path or a name (``./build/all_reduce_perf``); an absolute
+    path alone is ``which``'s output, and so is any path alone right after a ``which`` command
+    (``after_which``: which prints a relative path for a relative ``PATH`` entry such as ``.``).
+    """
     words = _PROMPT.sub("", text, count=1).split()
     if not words or not _COMMAND_WORD.match(words[0]):
         return False
-    return len(words) > 1 or not find_program(words[0])
+    if len(words) > 1 or not find_program(words[0]):
+        return True
+    return _USER_PROMPT.match(text) is not None or not (words[0].startswith("/") or after_which)
+
+
+def _which_output(lines: list[str], number: int) -> bool:
+    """Whether line ``number`` (1-based) is below a ``which`` command with only paths between
+    (``which all_reduce_perf all_gather_perf`` prints one line per binary)."""
+    for line in reversed(lines[: number - 1]):
+        text = line.strip()
+        if not text:
+            continue
+        if _WHICH.match(text):
+            return True
+        if len(text.split()) != 1 or not find_program(text):
+            return False
+    return False
 
 
 def find_command(
