@@ -4,8 +4,9 @@ NCCL (enqueue.cc topoGetAlgoInfo, 2.4-2.28) launches one channel fewer while the
 channels x threads x threadThreshold; for ring LL the threshold is 8 bytes per thread times the rank
 count (tuning.cc) and an LL channel runs 512 threads, so a call keeps one channel per 4 KiB x ranks of
 buffer. NCCL's channel count is twice what its ring search finds: across nodes one per NIC serving the
-node's ranks, two per NIC above 25 GB/s; in one box one per 20 GB/s of ring bus bandwidth, at most 16
-found (32 channels).
+node's ranks, split in two at 25 GB/s or more (search.cc ncclTopoDupChannels, with its guard for GPUs
+newer than compute capability 8.0), doubled again on Hopper for fast channels; in one box one per
+NVLink to the other ranks and the NVSwitches, at most 16 found (32 channels).
 """
 
 from __future__ import annotations
@@ -73,12 +74,21 @@ def _machine(
     )
 
 
-def test_channels_across_nodes_are_two_per_nic_and_four_above_200_gbps() -> None:
-    """NCCL's search finds one channel per NIC, split in two above 25 GB/s; NCCL doubles what it found:
-    4 NDR200 NICs (25 GB/s each) give 8 channels, 8 NDR400 NICs (50 GB/s) 32, one 400 Gb/s NIC 4."""
+def test_channels_across_nodes_follow_nccls_split_rules() -> None:
+    """NCCL's search finds one channel per NIC at the fastest of its speeds the NIC carries, splits
+    those of 25 GB/s or more in two (not on Hopper under 50 GB/s with more than 4 found) and doubles
+    what it found; on Hopper it doubles again channels above 45 GB/s fewer than 16:
+    4 NDR200 NICs (25 GB/s: speed 24) give 8 channels; 8 NDR400 NICs (speed 48, 8 found, not split)
+    16; one 400 Gb/s NIC (split: 2 found) 4; 4 of them (split: 8 found at 24 GB/s) 16; on Ampere
+    8 NICs of 400 Gb/s are split (no Hopper guard): 32; 4 EFA NICs of 100 Gb/s (speed 12) 8."""
     assert nccl_channels(_machine(2, 4, "nvlink", 4 * 25e9, 4)) == 8
-    assert nccl_channels(_machine(2, 8, "nvswitch", 8 * 50e9, 8, 450e9)) == 32
+    assert nccl_channels(_machine(2, 8, "nvswitch", 8 * 50e9, 8, 450e9)) == 16
     assert nccl_channels(_machine(4, 1, "none", 50e9, 1)) == 4
+    assert nccl_channels(_machine(2, 8, "nvswitch", 4 * 50e9, 4, 450e9)) == 16
+    ampere = NcclMachine(2, 8, "nvswitch", "ampere", False, 8 * 50e9, "infiniband", nics=8)
+    assert nccl_channels(ampere) == 32
+    p4d = NcclMachine(2, 8, "nvswitch", "ampere", False, 4 * 12.5e9, "ethernet", nics=4)
+    assert nccl_channels(p4d) == 8
 
 
 def test_channels_in_one_box_follow_its_nvlinks() -> None:
@@ -167,25 +177,28 @@ def test_cut_prices_the_used_channels_under_nccls_ceiling() -> None:
 
 
 def test_the_model_adds_the_cut_to_the_chosen_ring_ll_call_only() -> None:
-    """8 hosts of 8 H100 with 8 NDR400 NICs each (32 channels), 64 ranks, all-reduce forced to ring
-    LL at 512 KiB: the call runs 2 channels (512 KiB / (4 KiB x 64)). All 32 carry the ring's bus
+    """8 hosts of 8 H100 with 8 NDR400 NICs each (16 channels), 64 ranks, all-reduce forced to ring
+    LL at 256 KiB: the call runs 1 channel (256 KiB / (4 KiB x 64)). All 16 carry the ring's bus
     bandwidth times the newest tables' ring LL factor 1/2, as algorithm bandwidth x 64 / 126 steps;
-    2 carry a sixteenth of it, below the llMaxBw-capped rate the candidate is priced at, so the call
-    takes latency + 512 KiB / (busbw / 2 x 64 / 126 / 16) and reports the difference as its cut;
-    ``times`` gives the same; at 8 MiB all 32 channels run and nothing is added; ring LL128 is never
+    1 carries a sixteenth of it, below the llMaxBw-capped rate the candidate is priced at, so the call
+    takes latency + 256 KiB / (busbw / 2 x 64 / 126 / 16) and reports the difference as its cut (at
+    512 KiB 2 channels carry an eighth, 11.4 GB/s, above the 10.4 GB/s priced: no cut);
+    ``times`` gives the same; at 8 MiB all 16 channels run and nothing is added; ring LL128 is never
     cut."""
     topo = get_topology("cluster", box="hgx_h100", nodes=8, nic="ib_ndr")
     gpus = tuple(topo.devices_of_kind("gpu"))
     model = NcclModel.of(topo, NcclParams())
     assert model.table.ring_ll(True, True) == 0.5
-    problem = Problem(topo, gpus, Collective.ALL_REDUCE, 512.0 * KiB)
+    problem = Problem(topo, gpus, Collective.ALL_REDUCE, 256.0 * KiB)
     busbw = model.bandwidths(gpus, Collective.ALL_REDUCE)[1].busbw_Bps
     chosen = model.predict(problem, algorithms=("ring",), protocols=("LL",)).chosen
-    two_channels = busbw / 2 * 64 / 126 / 16
-    assert two_channels < chosen.algbw_Bps
-    assert chosen.time_s == pytest.approx(chosen.latency_s + problem.nbytes / two_channels, rel=1e-12)
+    one_channel = busbw / 2 * 64 / 126 / 16
+    assert one_channel < chosen.algbw_Bps
+    half = Problem(topo, gpus, Collective.ALL_REDUCE, 512.0 * KiB)
+    assert model.predict(half, algorithms=("ring",), protocols=("LL",)).chosen.cut_s == 0.0
+    assert chosen.time_s == pytest.approx(chosen.latency_s + problem.nbytes / one_channel, rel=1e-12)
     assert chosen.cut_s == pytest.approx(
-        problem.nbytes / two_channels - problem.nbytes / chosen.algbw_Bps, rel=1e-12
+        problem.nbytes / one_channel - problem.nbytes / chosen.algbw_Bps, rel=1e-12
     )
     assert model.times(problem, [problem.nbytes], algorithms=("ring",), protocols=("LL",)) == [
         pytest.approx(chosen.time_s, rel=1e-12)
@@ -199,7 +212,7 @@ def test_the_model_adds_the_cut_to_the_chosen_ring_ll_call_only() -> None:
 def test_explain_names_the_idle_channels() -> None:
     """The nccl algorithm's explanation of a cut call says how many of NCCL's channels run, why, and
     what it costs: 64 ranks' all-gather of 256 KiB on 8 HGX H100 hosts (ring LL is its choice) runs
-    1 of 32 channels, one per 256 KiB of buffer."""
+    1 of 16 channels, one per 256 KiB of buffer."""
     from commsim.algorithms import make_algorithm
     from commsim.units import format_time
 
@@ -209,6 +222,6 @@ def test_explain_names_the_idle_channels() -> None:
     assert (chosen.algorithm, chosen.protocol) == ("ring", "LL") and chosen.cut_s > 0
     text = make_algorithm("nccl").explain(problem)  # type: ignore[attr-defined]
     assert (
-        "idle channels: NCCL runs this ring LL call on 1 of its 32 channels (one per 256 KiB of buffer: "
+        "idle channels: NCCL runs this ring LL call on 1 of its 16 channels (one per 256 KiB of buffer: "
         f"512 threads x 8 B x 64 ranks), {format_time(chosen.cut_s)} more than on all of them" in text
     )

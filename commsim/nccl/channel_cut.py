@@ -2,7 +2,8 @@
 
 NCCL prices every candidate on all of its channels (``comm->nChannels``) and
 then launches fewer when the buffer is small: ``topoGetAlgoInfo`` in
-``src/enqueue.cc`` (2.4 to 2.28, unchanged in this respect) lowers the count
+``src/enqueue.cc`` (2.4 to 2.28, unchanged in this respect; once one channel
+is left NCCL also halves the threads, not modelled here) lowers the count
 while ``nBytes < channels x threads x threadThreshold``. ``threadThreshold``
 is ``NCCL_LL_THREAD_THRESHOLD`` (8 bytes per thread) for LL, and ring LL's is
 multiplied by the rank count (``src/graph/tuning.cc``:
@@ -34,11 +35,17 @@ them), up to 32 (``MAXCHANNELS`` / 2 found, doubled). The search
 (``src/graph/search.cc``) is not replayed; its result follows from two of its
 rules:
 
-- across nodes, one channel per NIC that serves the node's ranks, split in two
-  where a channel would run faster than 25 GB/s (``if (graph->bwIntra >=
-  25.0)`` duplicates them at half the speed): NICs above 200 Gb/s. Two
-  hosts of one GPU and one HDR NIC: 2 channels; AWS p4d (4 NICs of 100 Gb/s
-  for 8 GPUs): 8; four GPUs and four NDR200 NICs: 8, as those logs print.
+- across nodes, one channel per NIC that serves the node's ranks, at the
+  fastest of the search's speeds the NIC carries (``speedArrayInter``: 48
+  GB/s for a 400 Gb/s NIC, 24 for NDR200), split in two at half the speed
+  where that is 25 GB/s or more (``ncclTopoDupChannels``), except, on GPUs
+  newer than compute capability 8.0, under 50 GB/s with more than 4 found;
+  on Hopper, doubled once more when the channels stay above 45 GB/s and
+  fewer than 16 (``ncclTopoPostset``). Two hosts of one GPU and one HDR NIC:
+  2 channels; AWS p4d (4 NICs of 100 Gb/s for 8 GPUs): 8; four H100 and four
+  NDR200 NICs: 8; four H100 and one 400 Gb/s NIC: 4, as those logs print;
+  eight H100 and eight 400 Gb/s NICs: 16 (NCCL issue 1041 reports 8 found).
+  Ampere of compute capability 8.6 (A10, RTX 30) is not told from 8.0 here.
 - in one box, one channel per NVLink a GPU has to the other ranks and its
   NVSwitches (25 GB/s each as rated; NCCL counts one at 20 to 20.6 GB/s,
   ``SM80_NVLINK_BW``, ``SM90_NVLINK_BW`` in ``src/graph/topo.h``, and finds
@@ -72,9 +79,22 @@ LL_THREAD_THRESHOLD_BYTES = 8
 LL_THREADS = 512
 """``NCCL_LL_MAX_NTHREADS``: threads of one LL channel."""
 MAX_FOUND = 16
-"""Channels NCCL's search finds at most (``MAXCHANNELS`` / 2); ``ncclTopoPostset`` doubles them."""
+"""Channels NCCL's search finds at most (``MAXCHANNELS`` / 2, ``MAXCHANNELS`` 32 through the 2.2x
+releases); ``ncclTopoPostset`` doubles them. NCCL 2.28 raised ``MAXCHANNELS`` to 64 (its one-GPU
+log prints 64 channels); that is not followed here."""
 CHANNEL_SPLIT_Bps = 25e9
-"""A found channel faster than this is split in two at half the speed (``src/graph/search.cc``)."""
+"""A found channel this fast or faster is split in two at half the speed (``ncclTopoDupChannels``,
+``src/graph/search.cc``), unless the GPUs are newer than compute capability 8.0, the channel is
+under 50 GB/s and more than 4 were found."""
+NET_SPEEDS_Bps = tuple(
+    s * 1e9 for s in (48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12)
+)
+"""``speedArrayInter`` (``src/graph/search.cc``): the per-channel speeds the search tries across nodes,
+fastest first; a NIC's channel runs at the fastest one its NIC carries (NDR200, 25 GB/s: 24)."""
+HOPPER_NET_SPEEDS_Bps = tuple(
+    s * 1e9 for s in (48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12)
+)
+"""``sm90SpeedArrayInter``: the same for Hopper and newer."""
 NVLINK_Bps = 25e9
 """One NVLink 2-4 link's rate per direction as rated (NCCL's own figure for it, 20-20.6 GB/s in
 ``src/graph/topo.h``, is the same 0.8 of it for every generation): one found channel per link's worth."""
@@ -82,12 +102,19 @@ NVLINK_Bps = 25e9
 
 def nccl_channels(machine: NcclMachine) -> int:
     """NCCL's channel count (``comm->nChannels``) for ``machine`` (see the module's rules)."""
-    if machine.nodes > 1:
-        nics = max(machine.nics, 1)
-        found = nics * (2 if machine.nic_Bps / nics > CHANNEL_SPLIT_Bps else 1)
-    else:
-        found = max(1, math.floor(machine.fabric_Bps / NVLINK_Bps))
-    return 2 * min(MAX_FOUND, found)
+    if machine.nodes == 1:
+        return 2 * min(MAX_FOUND, max(1, math.floor(machine.fabric_Bps / NVLINK_Bps)))
+    nics = max(machine.nics, 1)
+    speeds = HOPPER_NET_SPEEDS_Bps if machine.arch in ("hopper", "blackwell") else NET_SPEEDS_Bps
+    speed = next((s for s in speeds if s <= machine.nic_Bps / nics), speeds[-1])
+    found = nics
+    newer = machine.arch in ("ada", "hopper", "blackwell")  # compute capability above 8.0
+    if speed >= CHANNEL_SPLIT_Bps and not (newer and speed < 50e9 and found > 4):
+        found, speed = 2 * found, speed / 2  # ncclTopoDupChannels
+    channels = 2 * min(MAX_FOUND, found)
+    if machine.arch in ("hopper", "blackwell") and speed > 45e9 and channels < 16:
+        channels *= 2  # ncclTopoPostset: Hopper across nodes with fast channels
+    return min(channels, 2 * MAX_FOUND)
 
 
 def ring_ll_bytes_per_channel(ranks: int) -> int:
