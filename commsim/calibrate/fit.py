@@ -141,10 +141,11 @@ def case_of(
     inference = validation.inference
     topo = inference.topology
     rows = [r for r in validation.rows if r.measured_time_s > 0]
-    noisy = {
+    noisy = {  # slower than the next larger size by 20 % beyond what the model predicts between them
         a.nbytes
         for a, b in zip(rows, rows[1:])
-        if a.measured_time_s > NOISE_RATIO * b.measured_time_s and a.predicted_time_s <= b.predicted_time_s
+        if a.measured_time_s
+        > NOISE_RATIO * b.measured_time_s * max(1.0, a.predicted_time_s / b.predicted_time_s)
     }
     rows = [r for r in rows if r.nbytes not in noisy]
     source = validation.source or f"log {index}"

@@ -50,7 +50,8 @@ NOISE_RATIO = 1.2
 moving more bytes with the same algorithm never takes less time, so such a row is a preempted
 iteration or a first-call cost, and least squares would bend physical parameters towards it. Where
 the model itself predicts the smaller size slower (NCCL's choice of a ring LL call it then runs on
-few channels: :mod:`commsim.nccl.channel_cut`), the row is the machine, not noise, and is kept."""
+few channels: :mod:`commsim.nccl.channel_cut`), the measured ratio is held against this many times
+the predicted one: a step the model explains is the machine and is kept, a larger one is noise."""
 SENSITIVITY_FLOOR = 1e-4
 """A parameter whose 1 % change moves no predicted time by 1e-4 % has no sensitivity."""
 CONDITION_LIMIT = 100.0
