@@ -168,3 +168,22 @@ def test_a_scripts_commented_setting_beside_the_binary_alone_is_not_read() -> No
     log = parse_nccl_tests(f"# export NCCL_ALGO=Tree\n./build/sendrecv_perf\n{_HEADER}{_TABLE}", "x.txt")
     assert log.command == "./build/sendrecv_perf"
     assert "NCCL_ALGO" not in log.settings.env
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        "# ls build\nall_gather_perf\nsendrecv_perf",
+        "# ls ./build/*_perf\n./build/all_gather_perf\n./build/sendrecv_perf",
+        "# find . -name '*_perf'\n./build/all_gather_perf\n./build/sendrecv_perf",
+        "# find . -name sendrecv_perf\n./build/sendrecv_perf",
+    ],
+)
+def test_a_listing_of_binaries_is_no_command(listing: str) -> None:
+    """Paths printed one per line by ls or find name the binary alone but ran nothing: the root
+    session's '# mpirun -np 8 -x NCCL_ALGO=Tree ...' below them is the command that ran (8 ranks,
+    NCCL_ALGO=Tree), as it was before a script's bare binary line counted as a command (review 30:
+    the listing was read as the command, 1 rank and no setting)."""
+    log = parse_nccl_tests(f"{listing}\n{COMMENTED}\n{_HEADER}{_TABLE}", "x.txt")
+    assert log.command is not None and log.command.startswith("mpirun -np 8")
+    assert log.n_ranks == 8 and log.settings.env["NCCL_ALGO"].value == "Tree"

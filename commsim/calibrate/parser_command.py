@@ -322,12 +322,13 @@ def root_prompt(lines: list[str]) -> bool:
     A command after a user's prompt (``$ ./build/all_reduce_perf``) is an interactive session, in
     which a ``# `` command after that command's output is root's prompt (after ``sudo -i``), and
     one typed right below it a comment. The binary alone is a command, run with nccl-tests' default
-    options, when typed after a prompt (``$ ./build/all_reduce_perf``) or written as a script's line
-    (``./build/all_reduce_perf``), unless it is ``which``'s output: an absolute path
-    (``/usr/local/bin/all_reduce_perf``: which prints the full path it found), or any path right
-    after a ``which`` command (:func:`_which_output`). Lines that only name the binary are no command:
-    that output, a shell's error (``bash: ./build/all_reduce_perf: Permission denied``), a backtrace
-    frame (``[node:123] [ 3] ./build/all_reduce_perf(+0x5b2c)``).
+    options, when typed after a prompt (``$ ./build/all_reduce_perf``), or written as a script's line
+    (``./build/all_reduce_perf``) that is neither ``which``'s output nor a listing's (:func:`_bare_runs`).
+    Other lines that only name the binary are no command: ``which``'s output (an absolute path, or
+    any path below a ``which`` command), a listing (``ls build``, ``find . -name '*_perf'``: one path
+    per line), a shell's error
+    (``bash: ./build/all_reduce_perf: Permission denied``), a backtrace frame
+    (``[node:123] [ 3] ./build/all_reduce_perf(+0x5b2c)``).
     nccl-tests' own ``#`` lines name no command (``# nThread 1 nGpus 1 ...``) or are not read as one
     (``# Collective test starting: all_reduce_perf``), so they never decide it.
     """
@@ -335,7 +336,7 @@ def root_prompt(lines: list[str]) -> bool:
     ran = [
         (number, text)
         for number, text in commands
-        if not text.startswith("#") and _runs(text, _which_output(lines, number))
+        if not text.startswith("#") and _runs(text, _bare_runs(lines, number))
     ]
     if not ran:
         return True
@@ -367,34 +368,45 @@ _WHICH = re.compile(rf"^(?:#\s+)?{_USER_PROMPTS}?(?:which|command\s+-v|type\s+-[
 """A command printing where a binary is (``which all_reduce_perf``, ``command -v ...``, ``type -P ...``)."""
 
 
-def _runs(text: str, after_which: bool = False) -> bool:
+def _runs(text: str, bare_runs: bool = False) -> bool:
     """Whether a line naming an nccl-tests binary is a command that runs one (see :func:`root_prompt`).
 
-    The binary alone runs it with nccl-tests' defaults when typed after a user's prompt, or as a
-    script's line given as a relative path or a name (``./build/all_reduce_perf``); an absolute
-    path alone is ``which``'s output, and so is any path alone right after a ``which`` command
-    (``after_which``: which prints a relative path for a relative ``PATH`` entry such as ``.``).
+    The binary alone runs it with nccl-tests' defaults when typed after a user's prompt, or where
+    ``bare_runs`` (:func:`_bare_runs`: no ``which`` or listing printed it) and it is no absolute path
+    (``which``'s output).
     """
     words = _PROMPT.sub("", text, count=1).split()
     if not words or not _COMMAND_WORD.match(words[0]):
         return False
     if len(words) > 1 or not find_program(words[0]):
         return True
-    return _USER_PROMPT.match(text) is not None or not (words[0].startswith("/") or after_which)
+    return _USER_PROMPT.match(text) is not None or (bare_runs and not words[0].startswith("/"))
 
 
-def _which_output(lines: list[str], number: int) -> bool:
-    """Whether line ``number`` (1-based) is below a ``which`` command with only paths between
-    (``which all_reduce_perf all_gather_perf`` prints one line per binary)."""
-    for line in reversed(lines[: number - 1]):
-        text = line.strip()
-        if not text:
-            continue
-        if _WHICH.match(text):
-            return True
-        if len(text.split()) != 1 or not find_program(text):
+_LISTING = re.compile(rf"^(?:#\s+)?{_USER_PROMPTS}?(?:ls|find|locate|tree)\b")
+"""A command that lists files (``ls build``, ``find . -name '*_perf'``): its output is paths, one per line."""
+
+
+def _bare_runs(lines: list[str], number: int) -> bool:
+    """Whether the binary alone on line ``number`` (1-based), with no prompt, is a script's command:
+    not ``which``'s output (a ``which``, ``command -v`` or ``type -P`` command above it with only paths
+    between) and not a listing's (an ``ls`` or ``find`` command above it, or another path alone on the
+    line above or below: ``ls`` and ``find`` print one per line)."""
+    before = [line.strip() for line in lines[: number - 1] if line.strip()]
+    after = next((line.strip() for line in lines[number:] if line.strip()), "")
+    if _alone(after) or (before and _alone(before[-1])):
+        return False
+    for text in reversed(before):
+        if _WHICH.match(text) or _LISTING.match(text):
             return False
-    return False
+        if not _alone(text):
+            return True
+    return True
+
+
+def _alone(text: str) -> bool:
+    """Whether ``text`` is an nccl-tests binary's path or name alone (no prompt, no arguments)."""
+    return len(text.split()) == 1 and bool(find_program(text))
 
 
 def find_command(
