@@ -75,3 +75,16 @@ def test_log_that_names_no_gpu_is_a_warning(tmp_path: Path, capsys: pytest.Captu
     args = ["validate", str(log), "--calibrated", str(calibrated), "--gpu", "H100 SXM"]
     code, _, err = run_cli(args, capsys)
     assert code == 2 and "ran on H100 SXM5 80GB" in err
+
+
+def test_calibration_of_another_model_of_the_same_generation_is_used_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The A100 SXM4 80GB calibration on the A100 log given as an A100 SXM4 40GB (the same 12 NVLink 3
+    links and NCCL tables: review 30 found all 18 A100 40GB logs of tests/data refused): validated, with a
+    warning naming both models and their generation (ampere)."""
+    args = ["validate", str(A100_LOG), "--calibrated", str(_calibration(tmp_path)), "--gpu", "A100 SXM4 40GB"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "calibrated on A100 SXM4 80GB" in err and "ran on A100 SXM4 40GB" in err
+    assert "the same GPU generation (ampere), so the fit is used" in err

@@ -322,8 +322,9 @@ def check_calibrated_gpu(calibrated: Path, topo: Topology, reports: list[Validat
     The calibration's GPU is the catalogue entry its file's GPUs name (``model:``, as ``commsim
     calibrate`` writes it); the log's is the ``gpu`` fact of its validation (``--gpu``, else the
     device list). The fitted parameters (link efficiencies, latency) are that GPU's machine's: on
-    another GPU they are a silent wrong answer. What cannot be compared is a warning, returned:
-    a file naming no GPU the catalogue knows, or a log that does not say which GPU ran.
+    another generation they are a silent wrong answer. What cannot be compared, or another model of
+    the same generation (A100 SXM4 40GB against 80GB: the same links), is a warning, returned: a file
+    naming no GPU the catalogue knows, or a log that does not say which GPU ran.
 
     Raises
     ------
@@ -352,6 +353,14 @@ def check_calibrated_gpu(calibrated: Path, topo: Topology, reports: list[Validat
                 f"--calibrated {calibrated}: calibrated on {named}, but {report.source} does not say which "
                 "GPU ran, so that is not checked; give --gpu MODEL to check it"
             )
+        elif str(fact.value) not in fitted and _generation(str(fact.value)) in {
+            _generation(f) for f in fitted
+        }:
+            warnings.append(
+                f"--calibrated {calibrated}: calibrated on {named}, {report.source} ran on {fact.value}: "
+                f"the same GPU generation ({_generation(str(fact.value))}), so the fit is used; calibrate "
+                "on logs of this GPU to be sure"
+            )
         elif str(fact.value) not in fitted:
             raise CommsimError(
                 f"--calibrated {calibrated}: calibrated on {named}, but {report.source} ran on "
@@ -360,6 +369,15 @@ def check_calibrated_gpu(calibrated: Path, topo: Topology, reports: list[Validat
                 "--calibrated"
             )
     return list(dict.fromkeys(warnings))
+
+
+def _generation(gpu: str) -> str | None:
+    """A GPU's generation (``ampere``, ``hopper`` ...), None when unknown: two models of one generation
+    share their links and NCCL's tables (A100 SXM4 40GB and 80GB), so a fit carries over."""
+    from commsim.nccl.machine import gpu_arch
+
+    arch = gpu_arch(gpu)
+    return None if arch == "unknown" else arch
 
 
 def _machine_option(calibrated: Path | None, nccl_topo: Path | None) -> str:
