@@ -516,6 +516,20 @@ GPU0, GPU1 = Device("gpu0", "gpu"), Device("gpu1", "gpu")
         ),
         pytest.param(
             [GPU0, GPU1],
+            [PhysicalLink("gpu0", "gpu1", "nvlink2", bandwidth_Bps=1e300)],
+            TopologyError,
+            "topology 't', link gpu0-gpu1 (nvlink2): bandwidth 1e+300 B/s is over 1e+30 B/s, the most",
+            id="absurd-bandwidth",
+        ),
+        pytest.param(
+            [GPU0, GPU1],
+            [PhysicalLink("gpu0", "gpu1", "nvlink2", bandwidth_Bps=float("inf"))],
+            TopologyError,
+            "topology 't', link gpu0-gpu1 (nvlink2): bandwidth inf B/s is over 1e+30 B/s, the most",
+            id="infinite-bandwidth",
+        ),
+        pytest.param(
+            [GPU0, GPU1],
             [PhysicalLink("gpu0", "gpu1", "nvlink2", latency_s=-1e-6)],
             TopologyError,
             "topology 't', link gpu0-gpu1 (nvlink2): latency must be zero or positive, got -1e-06 s",

@@ -46,6 +46,12 @@ __all__ = [
 ]
 
 
+MAX_LINK_Bps = 1e30
+"""The largest bandwidth a link may have: far past any link (a whole NVLink 5 GPU has 1.8e12 B/s), a
+figure that only stands for "free" in a what-if, as large as the engine's arithmetic takes (a link of
+1e300 B/s overflowed the replay's sums and ran for minutes)."""
+
+
 @dataclass(eq=False)
 class Topology:
     """A machine: devices, physical links and the directed link graph.
@@ -152,6 +158,12 @@ class Topology:
         where = f"topology {self.name!r}, link {physical.a}-{physical.b} ({physical.kind})"
         if not bandwidth_Bps > 0:
             raise TopologyError(f"{where}: bandwidth must be positive, got {bandwidth_Bps!r} B/s")
+        if not bandwidth_Bps <= MAX_LINK_Bps:
+            raise TopologyError(
+                f"{where}: bandwidth {bandwidth_Bps!r} B/s is over {MAX_LINK_Bps:.0e} B/s, the most the "
+                "engine's arithmetic takes (a free link in a what-if needs no more; an NVLink 5 GPU has "
+                "1.8e12 B/s in all); check the figure and its unit"
+            )
         if not latency_s >= 0:
             raise TopologyError(f"{where}: latency must be zero or positive, got {latency_s!r} s")
         if physical.count < 1:
