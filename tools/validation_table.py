@@ -98,8 +98,9 @@ EXPLANATIONS: dict[tuple[str | None, str], str] = {
         "Protocol and algorithm crossovers: between the two regimes NCCL moves from LL to LL128 to "
         "Simple and between ring and tree, and a call of a few MiB does not keep every channel's "
         "pipeline full. The model's time per candidate is latency + size / bandwidth (with a pipeline fill "
-        "for NVLS and NVLS-tree calls, and for ring LL calls the channels NCCL leaves idle below 4 KiB x "
-        "ranks per channel), so the sizes around a crossover are where it errs most, in either direction."
+        "for NVLS and NVLS-tree calls, and on NVIDIA GPUs for ring LL calls the channels NCCL leaves idle "
+        "below 4 KiB x ranks per channel), so the sizes around a crossover are where it errs most, in "
+        "either direction."
     ),
     (None, "bandwidth"): (
         "Start of the bandwidth-bound regime: at 64 MiB to a few hundred MiB the measured bandwidth is "
