@@ -225,3 +225,25 @@ def test_explain_names_the_idle_channels() -> None:
         "idle channels: NCCL runs this ring LL call on 1 of its 16 channels (one per 256 KiB of buffer: "
         f"512 threads x 8 B x 64 ranks), {format_time(chosen.cut_s)} more than on all of them" in text
     )
+
+
+def test_the_channel_count_a_log_prints_is_the_one_cut_from(tmp_path: Path) -> None:
+    """A log whose NCCL INFO lines print the count ("2 coll channels": two hosts of one A100 PCIe on
+    HDR) gives it as the run's fact, with its line, and the model cuts from it. The same log printing
+    "8 coll channels" runs a 2-rank ring LL call of 16 KiB on 2 of 8 channels (8 KiB each), not 2 of 2:
+    slower. Every size priced on ring LL is predicted no faster, sizes on other candidates the same."""
+    path = DATA / "outside" / "22_A100PCIe-2node-1gpu-HDR-GDR-SYS.txt"
+    text = path.read_text()
+    more = tmp_path / "more.txt"
+    more.write_text(text.replace("NCCL INFO 2 coll channels", "NCCL INFO 8 coll channels"))
+    printed, edited = validate_file(path), validate_file(more)
+    fact = printed.inference.facts["channels"]
+    assert fact.value == 2 and fact.evidence[0].line is not None
+    assert "NCCL INFO 2 coll channels" in text.splitlines()[fact.evidence[0].line - 1]
+    assert edited.inference.facts["channels"].value == 8
+    pairs = list(zip(printed.rows, edited.rows))
+    ring_ll = [(a, b) for a, b in pairs if (a.algorithm, a.protocol) == ("ring", "LL")]
+    assert ring_ll and all(b.predicted_time_s >= a.predicted_time_s for a, b in ring_ll)
+    row, other = next((a, b) for a, b in ring_ll if a.nbytes == 16 * KiB)
+    assert other.predicted_time_s > row.predicted_time_s
+    assert all(a.predicted_time_s == b.predicted_time_s for a, b in pairs if (a, b) not in ring_ll)

@@ -162,7 +162,12 @@ def case_of(
         np.array([r.measured_time_s for r in rows]),
         machine_key(inference.facts),
         NcclModel(
-            topo, base, inference.nccl_version, net_protocol=inference.net_protocol, collnet=inference.collnet
+            topo,
+            base,
+            inference.nccl_version,
+            net_protocol=inference.net_protocol,
+            collnet=inference.collnet,
+            channels=inference.channels,
         ),
         tuple(sorted(noisy)),
         inference.cuda_graph,

@@ -67,6 +67,7 @@ from commsim.calibrate.infer_topology import (
 from commsim.calibrate.inference_records import RunInference, RunOptions
 from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.settings import RunSettings
+from commsim.calibrate.verdict_evidence import coll_channels
 from commsim.hardware import GpuSpec
 from commsim.topology.model import Topology
 
@@ -171,6 +172,14 @@ def _nccl_facts(
     )
     if collnet is not None:
         facts["collnet"] = collnet
+    printed = coll_channels([(first + i, text) for i, text in enumerate(run_lines)])
+    if printed is not None:
+        facts["channels"] = Fact(
+            "channels",
+            int(printed.value),
+            (printed,),
+            note="NCCL's channel count as the log prints it: a small ring LL call runs a share of them",
+        )
     warnings += unmodelled
     return algorithms, protocols
 

@@ -145,6 +145,12 @@ class RunInference:
         return fact is not None and bool(fact.value)
 
     @property
+    def channels(self) -> int | None:
+        """NCCL's channel count as the log prints it (``N coll channels``); None when it does not."""
+        fact = self.facts.get("channels")
+        return None if fact is None else int(fact.value)
+
+    @property
     def per_node(self) -> int | None:
         """GPUs per node, when known or assumed (its fact); None without one."""
         fact = self.facts.get("gpus_per_node")

@@ -289,7 +289,12 @@ def validate_log(
     factor = busbw_factor(coll, len(ranks)) if len(ranks) > 1 else 1.0
     rows = []
     model = NcclModel(
-        topo, params, inference.nccl_version, net_protocol=inference.net_protocol, collnet=inference.collnet
+        topo,
+        params,
+        inference.nccl_version,
+        net_protocol=inference.net_protocol,
+        collnet=inference.collnet,
+        channels=inference.channels,
     )
     for row in log.rows:
         if row.nbytes <= 0:

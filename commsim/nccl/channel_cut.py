@@ -135,6 +135,7 @@ def cut_s(
     spread_algbw_Bps: float,
     ranks: int,
     machine: NcclMachine,
+    channels: int | None = None,
 ) -> float:
     """Time (s) a ring LL call loses to the channels NCCL leaves idle (0 on AMD GPUs).
 
@@ -152,10 +153,12 @@ def cut_s(
         The same before ``llMaxBw``: what all of NCCL's channels carry together.
     ranks : int
     machine : NcclMachine
+    channels : int or None
+        NCCL's channel count as the log prints it; None: :func:`nccl_channels`.
     """
     if nbytes <= 0 or ranks < 2 or is_amd(machine.arch) or not math.isfinite(algbw_Bps):
         return 0.0
-    channels = nccl_channels(machine)
+    channels = channels or nccl_channels(machine)
     used = ring_ll_channels(nbytes, ranks, channels)
     rate = min(algbw_Bps, spread_algbw_Bps * used / channels)
     return nbytes / rate - nbytes / algbw_Bps

@@ -95,6 +95,9 @@ class NcclModel:
         The run enables CollNet (``NCCL_COLLNET_ENABLE=1`` with a SHARP plugin: the network switch
         reduces); NCCL does not by default. Adds CollNet Direct and Chain, and NVLS across nodes on
         NVLink SHARP machines, to all-reduce's candidates (:func:`commsim.nccl.candidates.collnet`).
+    channels : int or None
+        NCCL's channel count as a log prints it (``N coll channels``); None: from NCCL's search rules
+        (:func:`commsim.nccl.channel_cut.nccl_channels`). A small ring LL call runs a share of them.
     """
 
     topology: Topology
@@ -103,6 +106,7 @@ class NcclModel:
     amd_tables: str = "nccl"
     net_protocol: str | None = None
     collnet: bool = False
+    channels: int | None = None
     _replays: Replays | None = field(default=None, repr=False)
     _priced: dict[tuple[object, ...], tuple[NcclMachine, Bandwidths]] = field(
         default_factory=dict, repr=False
@@ -282,7 +286,7 @@ class NcclModel:
             return 0.0
         n, coll = problem.n, problem.collective
         spread = cand.ring_ll_spread_Bps(coll, m, bw, self.table) * n / cand.ring_steps(coll, n)
-        return cut_s(nbytes, algbw_Bps, spread, n, m)
+        return cut_s(nbytes, algbw_Bps, spread, n, m, self.channels)
 
     def _base(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
         """Every candidate before its size adjustments (kept per ranks and collective)."""
