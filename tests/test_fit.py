@@ -275,3 +275,26 @@ def test_a_spike_in_the_flat_stretch_of_a_cut_ring_is_still_noise(a100: Topology
     calibration = fit([replace(clean, rows=rows)], fit=["efficiency.nvlink3", "latency_scale"])
     assert any("left out 64 KiB, measured more than 20% slower" in n for n in calibration.notes)
     assert calibration.fitted["latency_scale"][0] == pytest.approx(1.3, rel=1e-6)
+
+
+def test_the_jacobian_takes_the_side_without_a_jump() -> None:
+    """A predicted time can jump where a parameter flips NCCL's choice (onto a ring LL call it runs on
+    few channels); a central difference across the jump is no slope. Residuals (theta, 5 above 0.3, 0
+    below) at theta 0.3 + 5e-6 with a 1e-5 step: the first row's slope is 1 by either difference; the
+    second jumps between theta - step and theta, so its slope is the forward difference, 0, not the
+    central 2.5e5. A smooth row keeps the central difference exactly."""
+    import numpy as np
+
+    from commsim.calibrate.fit_problem import Problem
+
+    problem = Problem.__new__(Problem)
+    problem.low, problem.high, problem.jacobians = np.array([-10.0]), np.array([10.0]), 0
+    problem.residuals = lambda theta: np.array(  # type: ignore[method-assign]
+        [theta[0], 5.0 if theta[0] > 0.3 else 0.0, theta[0] ** 2]
+    )
+    theta = np.array([0.3 + 5e-6])
+    J = problem.jacobian(theta, problem.residuals(theta))
+    assert J[0, 0] == pytest.approx(1.0, rel=1e-9)
+    assert J[1, 0] == 0.0
+    up, down = theta[0] + 1e-5, theta[0] - 1e-5
+    assert J[2, 0] == (up**2 - down**2) / (up - down)
