@@ -247,3 +247,33 @@ def test_the_channel_count_a_log_prints_is_the_one_cut_from(tmp_path: Path) -> N
     row, other = next((a, b) for a, b in ring_ll if a.nbytes == 16 * KiB)
     assert other.predicted_time_s > row.predicted_time_s
     assert all(a.predicted_time_s == b.predicted_time_s for a, b in pairs if (a, b) not in ring_ll)
+
+
+def test_nccl_min_and_max_nchannels_bound_the_derived_count() -> None:
+    """NCCL's ncclTopoPostset keeps at most NCCL_MAX_NCHANNELS channels, then copies them up to
+    NCCL_MIN_NCHANNELS, never past MAXCHANNELS: 8 H100 with 8 NDR400 NICs derive 16; MIN=32 makes 32,
+    MIN=64 still 32, MAX=4 makes 4, neither 16."""
+    from commsim.nccl.channel_cut import bounded_channels
+
+    h100 = _machine(2, 8, "nvswitch", 8 * 50e9, 8, 450e9)
+    assert bounded_channels(h100, (None, None)) == 16
+    assert bounded_channels(h100, (32, None)) == 32
+    assert bounded_channels(h100, (64, None)) == 32
+    assert bounded_channels(h100, (None, 4)) == 4
+
+
+def test_a_logs_nccl_min_nchannels_is_a_fact_the_model_cuts_from() -> None:
+    """Outside 04 (2 x 8 H200, 8 NICs of 400 Gb/s per node) runs with 'mpirun -x NCCL_MIN_NCHANNELS=32':
+    the run's min_channels fact is 32 with the command's line, and the warning says the model follows
+    it for the channels a small ring LL call runs (32, where NCCL's rules alone give 16), not for the
+    bandwidth."""
+    path = DATA / "outside" / "04_H200-Dell-2node-16gpu-RoCE-BF3.txt"
+    validation = validate_file(path, options=RunOptions(nic="roce_400g", nics_per_node=8))
+    inference = validation.inference
+    assert inference.channel_limits == (32, None)
+    fact = inference.facts["min_channels"]
+    assert fact.evidence[0].line is not None
+    assert "NCCL_MIN_NCHANNELS=32" in path.read_text().splitlines()[fact.evidence[0].line - 1]
+    assert any(
+        "NCCL_MIN_NCHANNELS=32" in w and "follows it for the channels" in w for w in inference.warnings
+    )

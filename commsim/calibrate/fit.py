@@ -168,6 +168,7 @@ def case_of(
             net_protocol=inference.net_protocol,
             collnet=inference.collnet,
             channels=inference.channels,
+            channel_limits=inference.channel_limits,
         ),
         tuple(sorted(noisy)),
         inference.cuda_graph,

@@ -333,11 +333,26 @@ def _forced_protocols(
 
 
 def _unmodelled(settings: RunSettings) -> list[str]:
+    """What the log sets that the model follows only in part: NCCL_MIN/MAX_NCHANNELS bound the channel
+    count a small ring LL call is cut from (:func:`channel_limits`), not the bandwidth the channels
+    reach."""
     out = []
     for name in ("NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"):
         seen = setting(settings, name)
         if seen is not None:
             out.append(
-                f"the log sets {name}={seen.value} ({seen.describe()}); the model does not follow it yet"
+                f"the log sets {name}={seen.value} ({seen.describe()}); the model follows it for the "
+                "channels a small ring LL call runs, not for the bandwidth more or fewer channels reach"
             )
     return out
+
+
+def channel_limits(settings: RunSettings) -> tuple[int | None, int | None]:
+    """``NCCL_MIN_NCHANNELS`` and ``NCCL_MAX_NCHANNELS`` as the log sets them; None where unset or no
+    positive integer."""
+
+    def read(name: str) -> int | None:
+        text = setting_value(setting(settings, name))
+        return int(text) if text is not None and text.isdigit() and int(text) > 0 else None
+
+    return read("NCCL_MIN_NCHANNELS"), read("NCCL_MAX_NCHANNELS")

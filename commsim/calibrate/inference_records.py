@@ -151,6 +151,12 @@ class RunInference:
         return None if fact is None else int(fact.value)
 
     @property
+    def channel_limits(self) -> tuple[int | None, int | None]:
+        """``NCCL_MIN_NCHANNELS`` and ``NCCL_MAX_NCHANNELS`` as the log sets them (None: unset)."""
+        low, high = self.facts.get("min_channels"), self.facts.get("max_channels")
+        return (None if low is None else int(low.value), None if high is None else int(high.value))
+
+    @property
     def per_node(self) -> int | None:
         """GPUs per node, when known or assumed (its fact); None without one."""
         fact = self.facts.get("gpus_per_node")

@@ -295,6 +295,7 @@ def validate_log(
         net_protocol=inference.net_protocol,
         collnet=inference.collnet,
         channels=inference.channels,
+        channel_limits=inference.channel_limits,
     )
     for row in log.rows:
         if row.nbytes <= 0:

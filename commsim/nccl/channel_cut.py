@@ -68,6 +68,7 @@ from commsim.nccl.rccl import is_amd
 __all__ = [
     "LL_THREADS",
     "LL_THREAD_THRESHOLD_BYTES",
+    "bounded_channels",
     "cut_s",
     "nccl_channels",
     "ring_ll_bytes_per_channel",
@@ -115,6 +116,19 @@ def nccl_channels(machine: NcclMachine) -> int:
     if machine.arch in ("hopper", "blackwell") and speed > 45e9 and channels < 16:
         channels *= 2  # ncclTopoPostset: Hopper across nodes with fast channels
     return min(channels, 2 * MAX_FOUND)
+
+
+def bounded_channels(machine: NcclMachine, limits: tuple[int | None, int | None]) -> int:
+    """:func:`nccl_channels` within ``NCCL_MIN_NCHANNELS`` and ``NCCL_MAX_NCHANNELS`` (``limits``, None
+    where unset): NCCL's ``ncclTopoPostset`` keeps at most the maximum, then copies channels up to the
+    minimum, never past ``MAXCHANNELS`` (32 here)."""
+    low, high = limits
+    channels = nccl_channels(machine)
+    if high is not None:
+        channels = min(channels, high)
+    if low is not None:
+        channels = max(channels, min(low, 2 * MAX_FOUND))
+    return channels
 
 
 def ring_ll_bytes_per_channel(ranks: int) -> int:

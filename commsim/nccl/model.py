@@ -41,7 +41,7 @@ from commsim.errors import AlgorithmError, UnknownNameError
 from commsim.nccl import candidates as cand
 from commsim.nccl import rccl
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
-from commsim.nccl.channel_cut import cut_s
+from commsim.nccl.channel_cut import bounded_channels, cut_s
 from commsim.nccl.chunking import fill_s
 from commsim.nccl.costs import NVLS_GENERATION, net_route_latency, nvlink_port_Bps, one_rank
 from commsim.nccl.intra import host_path, ring_schedule
@@ -98,6 +98,9 @@ class NcclModel:
     channels : int or None
         NCCL's channel count as a log prints it (``N coll channels``); None: from NCCL's search rules
         (:func:`commsim.nccl.channel_cut.nccl_channels`). A small ring LL call runs a share of them.
+    channel_limits : (int or None, int or None)
+        ``NCCL_MIN_NCHANNELS`` and ``NCCL_MAX_NCHANNELS`` as the run sets them: they bound the count
+        NCCL's rules give (not one a log prints, which already holds them).
     """
 
     topology: Topology
@@ -107,6 +110,7 @@ class NcclModel:
     net_protocol: str | None = None
     collnet: bool = False
     channels: int | None = None
+    channel_limits: tuple[int | None, int | None] = (None, None)
     _replays: Replays | None = field(default=None, repr=False)
     _priced: dict[tuple[object, ...], tuple[NcclMachine, Bandwidths]] = field(
         default_factory=dict, repr=False
@@ -286,7 +290,8 @@ class NcclModel:
             return 0.0
         n, coll = problem.n, problem.collective
         spread = cand.ring_ll_spread_Bps(coll, m, bw, self.table) * n / cand.ring_steps(coll, n)
-        return cut_s(nbytes, algbw_Bps, spread, n, m, self.channels)
+        channels = self.channels or bounded_channels(m, self.channel_limits)
+        return cut_s(nbytes, algbw_Bps, spread, n, m, channels)
 
     def _base(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
         """Every candidate before its size adjustments (kept per ranks and collective)."""
