@@ -178,10 +178,14 @@ def tuned_gains(
     from commsim.nccl.params import NcclParams
 
     coll = get_collective(collective)
-    if isinstance(ranks, int):
-        names = tuple(topology.gpus[:ranks])
+    from commsim.topology.builders import is_whole_number
+
+    if is_whole_number(ranks):
+        names = tuple(topology.gpus[: int(ranks)])
+    elif ranks is not None and not isinstance(ranks, int):
+        names = tuple(ranks)  # names, a list or a tuple
     else:
-        names = tuple(ranks) if ranks is not None else tuple(topology.gpus)
+        names = tuple(topology.gpus)
     here, builtin = NcclParams.of(topology), NcclParams()
     gains = []
     for size in sizes:

@@ -76,3 +76,28 @@ def test_numpy_integer_over_the_limit_is_refused() -> None:
     """The size limit applies to a NumPy count (it was checked for ints only)."""
     with pytest.raises(TopologyError, match=r"builder 'ring': gpus 1000000 is above the limit of 16,384"):
         get_topology("ring", gpus=np.int64(1_000_000))
+
+
+def test_numpy_rank_counts_are_counts_in_simulate_tuned_gains_and_training_models() -> None:
+    """simulate(ranks=numpy.int64(3)) was refused ('expected a GPU count ..., got np.int64(3)') and
+    tuned_gains took a NumPy count for a list of names; a training model's batch likewise. Now a
+    NumPy count is the count: 3 ranks on the 4-GPU PCIe box give the same time as ranks=3, tuned_gains
+    on 4 of a DGX A100's GPUs the same as ranks=4, and resnet50(numpy.int64(64)) the same model as
+    resnet50(64); floats and NumPy booleans are still refused."""
+    import numpy as np
+
+    from commsim import simulate
+    from commsim.errors import CommsimError
+    from commsim.recommend import tuned_gains
+    from commsim.training import models
+
+    args = ("pcie_4gpu_switch", "ring", "all_reduce", "1 MB")
+    assert simulate(*args, ranks=np.int64(3)).time_s == simulate(*args, ranks=3).time_s
+    a100 = get_topology("dgx_a100")
+    assert tuned_gains(a100, "all_reduce", [1e6], ranks=np.int64(4)) == tuned_gains(
+        a100, "all_reduce", [1e6], ranks=4
+    )
+    assert models.resnet50(np.int64(64)) == models.resnet50(64)
+    for bad in (3.0, np.bool_(True)):
+        with pytest.raises(CommsimError, match="expected a GPU count"):
+            simulate(*args, ranks=bad)  # type: ignore[arg-type]

@@ -229,6 +229,10 @@ class Case(CaseChoice):
         topology = info.data.get("topology")
         if topology is None:
             raise ValueError("cannot be checked without a machine (see topology)")
+        from commsim.topology.builders import is_whole_number
+
+        if is_whole_number(value):
+            value = int(value)  # a NumPy count reads as the count
         given_as_names = isinstance(value, (list, tuple)) and all(isinstance(r, str) for r in value)
         if isinstance(value, bool) or not (value is None or isinstance(value, int) or given_as_names):
             from commsim.scenario.messages import describe

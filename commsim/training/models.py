@@ -12,6 +12,7 @@ Default device: :data:`DEFAULT_FLOPS_PER_S` (a V100's fp16 tensor-core peak,
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +43,7 @@ DEFAULT_EFFICIENCY = 0.25
 
 def _check_positive(**values: int) -> None:
     for what, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise TrainingError(f"{what} must be a whole number >= 1, got {value!r}")
 
 
