@@ -94,7 +94,6 @@ from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.validate import Validation, error_summary, validate_log
 from commsim.collectives import get_collective
 from commsim.errors import CalibrationError, UnknownNameError
-from commsim.nccl.model import NcclModel
 from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
 from commsim.topology.linkkinds import FAMILIES, LINK_KINDS
 from commsim.topology.model import Topology
@@ -161,15 +160,7 @@ def case_of(
         tuple(r.nbytes for r in rows),
         np.array([r.measured_time_s for r in rows]),
         machine_key(inference.facts),
-        NcclModel(
-            topo,
-            base,
-            inference.nccl_version,
-            net_protocol=inference.net_protocol,
-            collnet=inference.collnet,
-            channels=inference.channels,
-            channel_limits=inference.channel_limits,
-        ),
+        inference.nccl_model(base),
         tuple(sorted(noisy)),
         inference.cuda_graph,
     )

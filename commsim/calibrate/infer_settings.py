@@ -347,12 +347,14 @@ def _unmodelled(settings: RunSettings) -> list[str]:
     return out
 
 
-def channel_limits(settings: RunSettings) -> tuple[int | None, int | None]:
-    """``NCCL_MIN_NCHANNELS`` and ``NCCL_MAX_NCHANNELS`` as the log sets them; None where unset or no
-    positive integer."""
-
-    def read(name: str) -> int | None:
-        text = setting_value(setting(settings, name))
-        return int(text) if text is not None and text.isdigit() and int(text) > 0 else None
-
-    return read("NCCL_MIN_NCHANNELS"), read("NCCL_MAX_NCHANNELS")
+def channel_limit_facts(settings: RunSettings) -> dict[str, Fact]:
+    """``min_channels`` and ``max_channels`` from the log's ``NCCL_MIN_NCHANNELS`` and
+    ``NCCL_MAX_NCHANNELS``, with their lines; none where unset or no positive integer."""
+    facts = {}
+    for name, which in (("min_channels", "MIN"), ("max_channels", "MAX")):
+        evidence = setting(settings, f"NCCL_{which}_NCHANNELS")
+        text = setting_value(evidence)
+        if evidence is not None and text is not None and text.isdigit() and int(text) > 0:
+            note = f"NCCL_{which}_NCHANNELS bounds NCCL's channels"
+            facts[name] = Fact(name, int(text), (evidence,), note=note)
+    return facts

@@ -51,7 +51,7 @@ from commsim.calibrate.infer_nics import infer_nics
 from commsim.calibrate.infer_ofi import efa_protocol
 from commsim.calibrate.infer_rank_gpus import rack_gpus, rank_gpus_on_boards
 from commsim.calibrate.infer_settings import (
-    channel_limits,
+    channel_limit_facts,
     forced_choices,
     infer_collnet,
     infer_host_transport,
@@ -67,7 +67,7 @@ from commsim.calibrate.infer_topology import (
 )
 from commsim.calibrate.inference_records import RunInference, RunOptions
 from commsim.calibrate.parser import NcclTestsLog
-from commsim.calibrate.settings import RunSettings, setting
+from commsim.calibrate.settings import RunSettings
 from commsim.calibrate.verdict_evidence import coll_channels
 from commsim.hardware import GpuSpec
 from commsim.topology.model import Topology
@@ -173,13 +173,7 @@ def _nccl_facts(
     )
     if collnet is not None:
         facts["collnet"] = collnet
-    limits = zip(("min_channels", "max_channels"), channel_limits(settings), ("MIN", "MAX"))
-    for name, limit, which in limits:
-        evidence = setting(settings, f"NCCL_{which}_NCHANNELS")
-        if limit is not None and evidence is not None:
-            facts[name] = Fact(
-                name, limit, (evidence,), note=f"NCCL_{which}_NCHANNELS bounds NCCL's channels"
-            )
+    facts.update(channel_limit_facts(settings))
     printed = coll_channels([(first + i, text) for i, text in enumerate(run_lines)])
     if printed is not None:
         facts["channels"] = Fact(

@@ -9,10 +9,14 @@ which of them, when only assumed, make a verdict on the hardware meaningless.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from commsim.calibrate.evidence import Fact
 from commsim.topology.model import Topology
+
+if TYPE_CHECKING:
+    from commsim.nccl.model import NcclModel
+    from commsim.nccl.params import NcclParams
 
 __all__ = ["RunInference", "RunOptions"]
 
@@ -155,6 +159,21 @@ class RunInference:
         """``NCCL_MIN_NCHANNELS`` and ``NCCL_MAX_NCHANNELS`` as the log sets them (None: unset)."""
         low, high = self.facts.get("min_channels"), self.facts.get("max_channels")
         return (None if low is None else int(low.value), None if high is None else int(high.value))
+
+    def nccl_model(self, params: NcclParams) -> NcclModel:
+        """The NCCL model of this run's machine with ``params``: its release, EFA protocol, CollNet and
+        channels as inferred (what validate and calibrate predict with)."""
+        from commsim.nccl.model import NcclModel
+
+        return NcclModel(
+            self.topology,
+            params,
+            self.nccl_version,
+            net_protocol=self.net_protocol,
+            collnet=self.collnet,
+            channels=self.channels,
+            channel_limits=self.channel_limits,
+        )
 
     @property
     def per_node(self) -> int | None:

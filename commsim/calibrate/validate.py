@@ -23,7 +23,6 @@ from commsim.calibrate.validate_collective import (
 )
 from commsim.collectives import busbw_factor
 from commsim.errors import ParseError, TopologyError
-from commsim.nccl.model import NcclModel
 from commsim.nccl.params import NcclParams
 from commsim.textfile import read_text_file
 from commsim.topology.model import Topology
@@ -288,15 +287,7 @@ def validate_log(
         raise TopologyError(f"machine {topo.name!r} holds none of the run's ranks")
     factor = busbw_factor(coll, len(ranks)) if len(ranks) > 1 else 1.0
     rows = []
-    model = NcclModel(
-        topo,
-        params,
-        inference.nccl_version,
-        net_protocol=inference.net_protocol,
-        collnet=inference.collnet,
-        channels=inference.channels,
-        channel_limits=inference.channel_limits,
-    )
+    model = inference.nccl_model(params)
     for row in log.rows:
         if row.nbytes <= 0:
             continue
