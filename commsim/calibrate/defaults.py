@@ -28,12 +28,15 @@ __all__ = [
     "FITTED",
     "HOST_ISSUE_MAX_BYTES",
     "OUTSIDE_TRANSPORT_OVERHEAD_LOGS",
+    "RING_CHANNEL_LOGS",
+    "RING_CHANNEL_MIN_BYTES",
     "TRANSPORT_OVERHEAD_ERA",
     "TRANSPORT_OVERHEAD_LOGS",
     "Fitted",
     "host_issue_per_gpu_s",
     "host_note",
     "one_gpu_note",
+    "ring_channel_rate_Bps",
     "transport_note",
     "transport_overhead_s",
     "without_machine",
@@ -231,6 +234,63 @@ def without_machine(
         else:
             data[name] = value
     return NcclParams.model_validate(data)
+
+
+RING_CHANNEL_LOGS: dict[str, tuple[str, ...]] = {
+    "ib_ndr": (
+        "232_B200-Vultr-HGX-2node-16rank-NDRx8-allgather-size0rows-16GiB-rowsonly.txt",
+        "266_H100-VoltagePark-4node-32rank-IB3.2T-allgather-size0rows-8B-8G-NCCL2243.txt",
+        "56_H100-2node-16gpu-IB-NDR-srunlabel-RING.txt",
+    ),
+}
+"""The public logs (``tests/data/outside``, one machine each, their NICs stated) a NIC kind's ring channel
+rate (:data:`commsim.nccl.params.DEFAULT_RING_CHANNEL_NET_Bps`) is derived from."""
+
+RING_CHANNEL_MIN_BYTES = 256 * 1024 * 1024
+"""Sizes from this many bytes measure a ring's network rate (well past its latency and fill)."""
+
+_DEGRADED = 0.5
+"""A run whose ring sizes measure under this share of the model's rate is degraded, not evidence."""
+
+_RING_CHANNEL_COLLECTIVES = ("all_gather", "reduce_scatter", "all_reduce")
+
+
+def _log_ring_channel_rates(validation: Validation, kind: str) -> list[float]:
+    """Per size from :data:`RING_CHANNEL_MIN_BYTES` that the log's model runs as a ring (Simple or LL128)
+    across nodes of NVIDIA GPUs on ``kind`` NICs: the measured bus bandwidth over NCCL's channel count,
+    as bytes on the wire (B/s per channel). Empty for other logs and for a degraded run."""
+    from commsim.nccl import rccl
+    from commsim.nccl.ring_net import LL128_PAYLOAD
+
+    inference = validation.inference
+    if validation.collective not in _RING_CHANNEL_COLLECTIVES:
+        return []
+    model = inference.nccl_model(validation.params)
+    m = model.machine(inference.ranks)
+    if m.nodes < 2 or m.net_kind != kind or rccl.is_amd(m.arch):
+        return []
+    rows = [
+        r
+        for r in validation.rows
+        if r.nbytes >= RING_CHANNEL_MIN_BYTES and r.algorithm == "ring" and r.protocol in ("Simple", "LL128")
+    ]
+    if not rows or statistics.median(r.measured_busbw_Bps / r.predicted_busbw_Bps for r in rows) < _DEGRADED:
+        return []
+    channels = model.channel_count(m)
+    return [r.measured_busbw_Bps / channels / (LL128_PAYLOAD if r.protocol == "LL128" else 1.0) for r in rows]
+
+
+def ring_channel_rate_Bps(machines: Iterable[Sequence[Validation]], kind: str) -> float | None:
+    """The most one ring channel carries across ``kind`` NICs (B/s), from the logs among ``machines``
+    that measure it: per log the median over its ring sizes from 256 MiB of measured bus bandwidth per
+    channel (:func:`_log_ring_channel_rates`), per machine the median of its logs, and the median over
+    machines. None when no machine's logs measure it."""
+    per_machine = []
+    for logs in machines:
+        values = [statistics.median(found) for v in logs if (found := _log_ring_channel_rates(v, kind))]
+        if values:
+            per_machine.append(statistics.median(values))
+    return statistics.median(per_machine) if per_machine else None
 
 
 TRANSPORT_OVERHEAD_GPUS_PER_NODE: dict[str, int] = {"efa": 8}

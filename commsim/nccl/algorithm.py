@@ -214,6 +214,15 @@ class Nccl(Algorithm):
                 f"{format_time(cut)} more than on all of them (included in its time; NCCL chooses "
                 "on all of them)"
             )
+        if (cap := prediction.chosen.channel_cap_s) > 0:
+            m, model = prediction.machine, self.model(problem.topology)
+            rate = model.params.ring_channel_net(m.net_kind) or 0.0
+            lines.append(
+                f"    network channels: each of NCCL's {model.channel_count(m)} ring channels carries at "
+                f"most {format_bandwidth(rate)} per direction over the {m.net_kind} NICs (a measured "
+                f"rate NCCL's estimate does not hold), {format_time(cap)} more than at the NICs' rate "
+                "(included in its time; NCCL chooses at the NICs' rate)"
+            )
         if prediction.chosen.overlap_s > 0:
             lines.append(
                 f"    overlap: back-to-back {prediction.chosen.algorithm} calls of a rooted collective "

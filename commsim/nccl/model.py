@@ -52,6 +52,7 @@ from commsim.nccl.prediction import Candidate, NcclPrediction
 from commsim.nccl.rccl_tables import RcclTable, rccl_table_for
 from commsim.nccl.replays import Replays
 from commsim.nccl.restrict import allowed, none_allowed
+from commsim.nccl.ring_net import ring_channel_cap_s
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
 from commsim.topology.model import Topology
 
@@ -234,8 +235,14 @@ class NcclModel:
             self.table, problem.collective, best.algorithm, best.protocol, scale * best.latency_s, scale
         )
         cut = self._cut_s(best.algorithm, best.protocol, problem.nbytes, best.algbw_Bps, problem, m, bw)
+        cap = self._channel_cap_s(best.algorithm, best.protocol, problem.nbytes, best.algbw_Bps, problem, m)
         chosen = replace(
-            best, time_s=best.time_s + fill + cut - hidden, fill_s=fill, overlap_s=hidden, cut_s=cut
+            best,
+            time_s=best.time_s + fill + cut + cap - hidden,
+            fill_s=fill,
+            overlap_s=hidden,
+            cut_s=cut,
+            channel_cap_s=cap,
         )
         candidates = [chosen if c is best else c for c in candidates]
         return NcclPrediction(m, chosen, candidates, bw.busbw_Bps, host)
@@ -270,8 +277,9 @@ class NcclModel:
             )
             fill = fill_s(algorithm, m, size, rate, scale * lat, bw.version)
             cut = self._cut_s(algorithm, proto, size, rate, problem, m, bw)
+            cap = self._channel_cap_s(algorithm, proto, size, rate, problem, m)
             hidden = overlapped_s(self.table, coll, algorithm, proto, scale * lat, scale)
-            out.append(max(host, time + fill + cut - hidden))  # as predict sums them
+            out.append(max(host, time + fill + cut + cap - hidden))  # as predict sums them
         return out
 
     def _cut_s(
@@ -290,8 +298,26 @@ class NcclModel:
             return 0.0
         n, coll = problem.n, problem.collective
         spread = cand.ring_ll_spread_Bps(coll, m, bw, self.table) * n / cand.ring_steps(coll, n)
-        channels = self.channels or bounded_channels(m, self.channel_limits)
+        channels = self.channel_count(m)
         return cut_s(nbytes, algbw_Bps, spread, n, m, channels)
+
+    def channel_count(self, m: NcclMachine) -> int:
+        """NCCL's channel count: the log's, else its rules' within the run's limits."""
+        return self.channels or bounded_channels(m, self.channel_limits)
+
+    def _channel_cap_s(
+        self, algorithm: str, protocol: str, nbytes: float, algbw_Bps: float, problem: Problem, m: NcclMachine
+    ) -> float:
+        """The chosen ring's time lost to its network channels' rate (:mod:`commsim.nccl.ring_net`):
+        across nodes, NVIDIA GPUs, NICs of a kind with a known rate only."""
+        if algorithm != "ring" or m.nodes < 2 or rccl.is_amd(m.arch):
+            return 0.0
+        rate = self.params.ring_channel_net(m.net_kind)
+        if rate is None:
+            return 0.0
+        return ring_channel_cap_s(
+            nbytes, algbw_Bps, protocol, problem.collective, problem.n, self.channel_count(m), rate
+        )
 
     def _base(self, problem: Problem, m: NcclMachine, bw: Bandwidths) -> list[cand.Raw]:
         """Every candidate before its size adjustments (kept per ranks and collective)."""

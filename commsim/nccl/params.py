@@ -37,6 +37,10 @@ Defaults and where they come from:
   (~480 GB/s bus bandwidth for 8 GPUs). This is the Hopper figure: other
   generations scale it by NCCL's own ``nvlsEfficiency`` ratio
   (``commsim.nccl.costs.NVLS_GENERATION``; Blackwell 0.74 / 0.85).
+- ``ring_channel_net_Bps``: the most one ring channel's network connection
+  carries per direction, per NIC kind, where runs measure one below the
+  NICs' efficiency (:data:`DEFAULT_RING_CHANNEL_NET_Bps`: 400 Gb/s
+  InfiniBand, 19.6 GB/s; :mod:`commsim.nccl.ring_net`).
 - ``launch_s``: the host's time to issue one collective on one GPU (NCCL's
   enqueue and the kernel launch). nccl-tests enqueues its timed iterations
   back to back, so a call takes the larger of the host's issue time
@@ -79,9 +83,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
 
-__all__ = ["DEFAULT_EFFICIENCY", "DEFAULT_TRANSPORT_LATENCY_s", "NcclParams", "transport_key"]
+__all__ = [
+    "DEFAULT_EFFICIENCY",
+    "DEFAULT_RING_CHANNEL_NET_Bps",
+    "DEFAULT_TRANSPORT_LATENCY_s",
+    "NcclParams",
+    "transport_key",
+]
 
 DEFAULT_EFFICIENCY: dict[str, float] = {
     "nvlink1": 18.0 / 20.0,
@@ -153,6 +163,30 @@ measures them apart from InfiniBand, where NCCL's own table fits.
 """
 
 
+DEFAULT_RING_CHANNEL_NET_Bps: dict[str, float] = {"ib_ndr": 19.6e9}
+"""The most one NCCL ring channel's network connection carries per direction, per NIC kind (B/s).
+
+Only where runs measure it (:mod:`commsim.nccl.ring_net` says what it is and
+where it applies): 400 Gb/s InfiniBand (``ib_ndr``) with NVIDIA GPUs, 19.6
+GB/s, derived by
+:func:`commsim.calibrate.defaults.ring_channel_rate_Bps` from the public logs
+of :data:`commsim.calibrate.defaults.RING_CHANNEL_LOGS` (no development log
+states its NICs): per log the median over its sizes from 256 MiB that NCCL
+runs as a ring (Simple or LL128) of the measured bus bandwidth over NCCL's
+channel count (16 for 8 GPUs and 8 NICs a node); per machine the median;
+the median over machines. Two machines: 2 x 8 B200 with 8 NDR NICs each
+(tests/data/outside 232, all_gather, 19.1 GB/s) and 4 x 8 H100 with 8 (266,
+all_gather, 20.1 GB/s); 2 x 8 H100 (56), whose ring runs at a quarter of
+the model's rate, is left out as degraded. Out of sample, the development
+set's 10 x 8 H100 runs (NICs unstated, assumed 8 NDR) measure 19.3, 20.0
+and 19.6 GB/s per channel (all_gather, all_reduce's ring sizes,
+reduce_scatter), and 2 x 8 H200 on GKE (outside 125, 126) 20.2. Other NIC
+kinds have no figure: 800 Gb/s XDR (outside 35, 2 x 4 GB300) measures 21.8
+per channel, above this one, and no ring run on 400 Gb/s RoCE with two
+channels per NIC is in the data.
+"""
+
+
 def transport_key(transport: str, protocol: str | None, given: dict[str, float] | None = None) -> str:
     """The per-step overhead's key of a transport run with ``protocol``: ``"efa_rdma"`` where such a
     figure is given (``given``) or a default, else the transport's own (``"efa"``)."""
@@ -174,6 +208,7 @@ class NcclParams(BaseModel):
     one_rank_s: float = Field(6.25e-6, ge=0)
     local_copy_efficiency: float = Field(0.449, gt=0, le=1)
     transport_latency_s: dict[str, float] = Field(default_factory=dict)
+    ring_channel_net_Bps: dict[str, PositiveFloat] = Field(default_factory=dict)
 
     @classmethod
     def of(cls, topology: Any) -> NcclParams:
@@ -205,6 +240,13 @@ class NcclParams(BaseModel):
         """
         key = transport_key(transport, protocol, self.transport_latency_s)
         return self.transport_latency_s.get(key, DEFAULT_TRANSPORT_LATENCY_s.get(key, 0.0))
+
+    def ring_channel_net(self, kind: str | None) -> float | None:
+        """The most one ring channel's network connection carries on NICs of ``kind`` (B/s): given here,
+        else its default (:data:`DEFAULT_RING_CHANNEL_NET_Bps`), else None (no limit known)."""
+        if kind is None:
+            return None
+        return self.ring_channel_net_Bps.get(kind, DEFAULT_RING_CHANNEL_NET_Bps.get(kind))
 
     def kind_efficiency(self, kind: str, family: str) -> float:
         """Efficiency of a link of ``kind`` (in ``family``).

@@ -27,6 +27,10 @@ class Candidate:
     cut_s: float = 0.0
     """Of ``time_s``, the bandwidth lost to the channels NCCL leaves idle for a small ring LL call
     (:mod:`commsim.nccl.channel_cut`); the chosen candidate only, as NCCL chooses on all its channels."""
+    channel_cap_s: float = 0.0
+    """Of ``time_s``, what a ring across nodes loses because each of its network channels carries at
+    most a measured rate (:mod:`commsim.nccl.ring_net`); the chosen candidate only, as NCCL prices its
+    rings at its NICs' rate."""
 
 
 @dataclass(frozen=True)
