@@ -1027,6 +1027,8 @@ def fit_value(name: str, value: float, sigma: float) -> str:
     """``efficiency.nvlink 0.674 +- 0.028``."""
     if name == "launch_s":
         return f"{name} {value * 1e6:.3g} us +- {sigma * 1e6:.2g} us"
+    if name.startswith("ring_channel_net."):
+        return f"{name} {value / 1e9:.3g} GB/s +- {sigma / 1e9:.2g} GB/s"
     return f"{name} {value:.3g} +- {sigma:.2g}"
 
 

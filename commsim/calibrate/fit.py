@@ -5,7 +5,9 @@ so that the model's predicted times match the measured ones, by least
 squares on the log time ratio ``log(predicted / measured)`` over every size
 of every log given (a relative error, so 8 B and 8 GiB weigh alike).
 
-The fittable parameters are ``efficiency.<kind>`` for network links (one
+The fittable parameters are ``ring_channel_net.<kind>`` (the most a ring
+channel carries across NICs of a kind that has such a figure, in B/s:
+:mod:`commsim.nccl.ring_net`), ``efficiency.<kind>`` for network links (one
 per NIC generation and transport, e.g. ``efficiency.ib_ndr``,
 ``efficiency.efa_v2``: a pooled fit never lends one generation's figure to
 another), ``efficiency.<family>`` for the rest (one per link family or
@@ -94,7 +96,7 @@ from commsim.calibrate.parser import NcclTestsLog
 from commsim.calibrate.validate import Validation, error_summary, validate_log
 from commsim.collectives import get_collective
 from commsim.errors import CalibrationError, UnknownNameError
-from commsim.nccl.params import DEFAULT_EFFICIENCY, NcclParams
+from commsim.nccl.params import DEFAULT_EFFICIENCY, DEFAULT_RING_CHANNEL_NET_Bps, NcclParams
 from commsim.topology.linkkinds import FAMILIES, LINK_KINDS
 from commsim.topology.model import Topology
 
@@ -114,6 +116,7 @@ NETWORK_KINDS: tuple[str, ...] = tuple(
 )
 """Network link kinds, each fitted on its own (one NIC generation and transport: ``ib_ndr``, ``efa_v2``)."""
 FITTABLE: tuple[str, ...] = (
+    *(f"ring_channel_net.{kind}" for kind in DEFAULT_RING_CHANNEL_NET_Bps),
     *(f"efficiency.{kind}" for kind in NETWORK_KINDS),
     *(f"efficiency.{family}" for family in _FAMILY_ORDER),
     "shm_efficiency",
@@ -244,7 +247,9 @@ def fit(
     candidates = [name for name in _check_request(fit) if name not in set(_check_request(list(keep)))]
     if fit is None:  # a network kind no log's machine has is not even tried
         present = {link.kind for case in cases for link in case.topology.links}
-        absent = {f"efficiency.{kind}" for kind in NETWORK_KINDS if kind not in present}
+        absent = {f"efficiency.{kind}" for kind in NETWORK_KINDS if kind not in present} | {
+            f"ring_channel_net.{kind}" for kind in DEFAULT_RING_CHANNEL_NET_Bps if kind not in present
+        }
         candidates = [name for name in candidates if name not in absent]
     if not across_machines:
         check_one_machine([(c.key, c.machine) for c in cases])

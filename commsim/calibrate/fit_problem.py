@@ -26,6 +26,7 @@ from commsim.topology.model import Topology
 __all__ = ["Case", "Problem", "get_value", "log_bounds", "solve", "value_text", "with_values"]
 
 _BOUNDS = {"latency_scale": (1e-2, 1e2), "launch_s": (1e-9, 1e-3)}
+_RATE_BOUNDS = (1e8, 1e12)  # a ring channel's network rate (B/s): 0.1 GB/s to 1 TB/s
 _EFFICIENCY_BOUNDS = (1e-3, 1.0)
 _STEP = 1e-5  # finite-difference step in log-parameter space
 _TOLERANCE = 1e-10  # least_squares' ftol, xtol and gtol
@@ -64,7 +65,11 @@ class Case:
 
 
 def value_text(name: str, value: float) -> str:
-    return f"{value * 1e6:.3g} us" if name == "launch_s" else f"{value:.4g}"
+    if name == "launch_s":
+        return f"{value * 1e6:.3g} us"
+    if name.startswith("ring_channel_net."):
+        return f"{value / 1e9:.4g} GB/s"
+    return f"{value:.4g}"
 
 
 def get_value(params: NcclParams, name: str) -> float:
@@ -76,6 +81,11 @@ def get_value(params: NcclParams, name: str) -> float:
         if entry is not None and entry.family in ("infiniband", "ethernet"):
             return params.network_efficiency(key, entry.transport, entry.family)
         return params.family_efficiency(key)
+    if name.startswith("ring_channel_net."):
+        rate = params.ring_channel_net(name.split(".", 1)[1])
+        if rate is None:
+            raise ValueError(f"{name} has no value to start from")
+        return rate
     return float(getattr(params, name))
 
 
@@ -83,16 +93,21 @@ def with_values(params: NcclParams, values: dict[str, float]) -> NcclParams:
     """``params`` with the named parameters replaced (validated)."""
     data = params.model_dump()
     data["efficiency"] = dict(data["efficiency"])
+    data["ring_channel_net_Bps"] = dict(data["ring_channel_net_Bps"])
     for name, value in values.items():
         if name.startswith("efficiency."):
             data["efficiency"][name.split(".", 1)[1]] = value
+        elif name.startswith("ring_channel_net."):
+            data["ring_channel_net_Bps"][name.split(".", 1)[1]] = value
         else:
             data[name] = value
     return NcclParams.model_validate(data)
 
 
 def log_bounds(name: str) -> tuple[float, float]:
-    low, high = _BOUNDS.get(name, _EFFICIENCY_BOUNDS)
+    low, high = (
+        _RATE_BOUNDS if name.startswith("ring_channel_net.") else _BOUNDS.get(name, _EFFICIENCY_BOUNDS)
+    )
     return math.log(low), math.log(high)
 
 

@@ -73,6 +73,8 @@ def insensitive_reason(name: str, cases: list[Case]) -> str:
         if not any(m.transport == "shm" for m in machines):
             return "no log uses host-memory (SHM) transport: every machine has GPU peer-to-peer"
         return "no predicted time depends on it"
+    if name.startswith("ring_channel_net."):
+        return f"NCCL runs no ring across {name.split('.', 1)[1]} NICs at these sizes whose channels limit it"
     if name.startswith("efficiency."):
         family = name.split(".", 1)[1]
         return f"no {family} link limits the bandwidth NCCL reaches in these logs"
