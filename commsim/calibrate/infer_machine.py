@@ -70,8 +70,13 @@ def infer_gpu(log: NcclTestsLog, option: str | None) -> tuple[GpuSpec, Fact]:
         return match.spec, given("gpu", match.spec.name, "--gpu", match.why)
     printed = log.gpu_model
     if printed is None:
+        why = (
+            f"its '# Rank .. device ..' lines (line {log.devices[0].line}) end at the bus id, naming none"
+            if log.devices
+            else "it has no '# Rank .. device ..' line"
+        )
         raise InferenceError(
-            "the log does not say which GPU ran (it has no '# Rank .. device ..' line); "
+            f"the log does not say which GPU ran ({why}); "
             "give --gpu MODEL (e.g. --gpu 'H100 SXM') or --topology",
             log.source,
         )

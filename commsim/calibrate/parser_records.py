@@ -197,10 +197,11 @@ class NcclTestsLog:
 
     @property
     def gpu_model(self) -> str | None:
-        """The most common GPU name (the first one on a tie), None without devices."""
-        if not self.devices:
+        """The most common GPU name (the first one on a tie), None without devices or names."""
+        names = [d.model for d in self.devices if d.model]
+        if not names:
             return None
-        return Counter(d.model for d in self.devices).most_common(1)[0][0]
+        return Counter(names).most_common(1)[0][0]
 
     @property
     def gpus_per_node(self) -> int | None:

@@ -39,13 +39,14 @@ TESTS_VERSION = re.compile(r"^#\s*nccl-tests version (\S+) nccl-headers=(\d+) nc
 """nccl-tests' version line: its version and the NCCL release codes of its headers and library."""
 DEVICE = re.compile(
     r"^#?\s*Rank\s+(?P<rank>\d+)(?:\s+Group\s+\d+)?(?:\s+Pid\s+(?P<pid>\d+))?(?:\s+on\s+(?P<host>\S+))?"
-    r"\s+device\s+(?P<device>\d+)(?:\s+\[(?P<bus>[^\]]*)\])?\s+(?P<model>.*?\S)"
+    r"\s+device\s+(?P<device>\d+)(?:\s+\[(?P<bus>[^\]]*)\])?(?:\s+(?P<model>.*?\S)|(?<=\]))"
     r"(?:\s+\(node\s+(?P<node>\d+)\))?\s*$"
 )
 """A device line (``#  Rank  0 Group  0 Pid 221599 on host device  0 [0000:8f:00] NVIDIA B200``).
 
 "on HOST" is missing from edited logs, some of which note the node after the model instead
-(``... NVIDIA B200 (node 1)``)."""
+(``... NVIDIA B200 (node 1)``). rccl-tests prints no name after the bus id where the driver gives
+none (``... device  0 [0000:75:00]``): the model is then empty, not the bus id."""
 RUN_HEADER = re.compile(r"^#?\s*nThread\s+\d+")
 """The run header (``# nThread 1 nGpus 8 minBytes ...``): a run starts at it."""
 UNITS = re.compile(r"^#?\s*\(B\)")
@@ -103,7 +104,7 @@ def read_device(number: int, match: re.Match[str]) -> Device:
         rank=int(match.group("rank")),
         host=host or (f"node {node}" if node is not None else ""),
         device=int(match.group("device")),
-        model=match.group("model"),
+        model=match.group("model") or "",
         pid=int(pid) if pid is not None else None,
         bus_id=match.group("bus"),
         line=number,
