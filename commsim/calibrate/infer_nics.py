@@ -64,12 +64,13 @@ def infer_nics(
     return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
 
 
-_HCA_NAME = re.compile(r"[A-Za-z][\w.-]*_\d+|(?:ib|roce)(?:P\d+)?p\d+s\d+(?:f\d+)?")
+_HCA_NAME = re.compile(r"[A-Za-z][\w.-]*_\d+|(?:bnxt_re|irdma|qedr)\d+|(?:ib|roce)(?:P\d+)?p\d+s\d+(?:f\d+)?")
 """One device of ``NCCL_IB_HCA`` as a whole name: a driver's name and index (``mlx5_0``,
-``bnxt_re_3``, ``mlx5_bond_0``) or the kernel's PCI-based RDMA name (``ibp12s0``, ``rocep1s0f0``,
-and ``roceP2p1s0f1`` for a card in PCI domain 2: rdma-core's udev naming puts ``P<domain>`` first
-for any domain but 0, as systemd does for ``enP2p1s0f1np1``); not a family prefix (``mlx5``), which
-NCCL matches against every card it begins."""
+``mlx5_bond_0``, ``ionic_0``; Broadcom's, Intel's and QLogic's drivers register theirs without the
+underscore: ``bnxt_re0``, ``irdma0``, ``qedr0``) or the kernel's PCI-based RDMA name (``ibp12s0``,
+``rocep1s0f0``, and ``roceP2p1s0f1`` for a card in PCI domain 2: rdma-core's udev naming puts
+``P<domain>`` first for any domain but 0, as systemd does for ``enP2p1s0f1np1``); not a family prefix
+(``mlx5``), which NCCL matches against every card it begins."""
 
 _HCA_ENTRY = re.compile(r"(?P<name>[^:]+)(?::(?P<port>[1-9]\d*))?")
 """One ``NCCL_IB_HCA`` entry: a device name, and the port after ``:`` when one is given."""
@@ -105,6 +106,8 @@ def hca_list(settings: RunSettings) -> Evidence | None:
     True
     >>> hca_list(read_settings(["export NCCL_IB_HCA==rocep1s0f1,roceP2p1s0f1"])).value
     2
+    >>> hca_list(read_settings(["export NCCL_IB_HCA=bnxt_re0:1,bnxt_re1:1,bnxt_re8:1"])).value
+    3
     """
     seen = setting(settings, "NCCL_IB_HCA")
     value = (setting_value(seen) or "").strip("\"'").replace("\\,", ",")  # a shell's escaped comma
@@ -125,7 +128,7 @@ def hca_list(settings: RunSettings) -> Evidence | None:
             "(NCCL takes every active port of a name without ':port')"
         )
     for name in [] if value.startswith("=") else list(ports):
-        if name.endswith("_1") and f"{name}0" not in ports:
+        if re.search(r"(?:_|bnxt_re|irdma|qedr)1$", name) and f"{name}0" not in ports:
             source += f"; NCCL reads {name} as a prefix (no '='): no {name}0-{name}9 on the host assumed"
     return Evidence(count, source, seen.line, seen.text)
 
