@@ -193,6 +193,14 @@ REFUSED_PLAIN = {
     ),
     "302_MI250X-HPE-pinoak-2node-16rank-rccl-allreduce-1M-256M-rowsonly-cut.txt": "give --gpu ",
     "303_RTXPRO6000-BlackwellServer-GardenLinux-TP2-P2P-allreduce-8B-1K-NCCL2277-excerpt.txt": "give --gpu ",
+    "310_MI355X-AAC14-2node-16rank-rccl-ANP-Pollara400-allreduce-8B-8G-RCCL2266-nodevicename.txt": (
+        "end at the bus id, naming none); give --gpu "
+    ),
+    "311_MI325X-AAC11-Slurm-1node-8rank-rccl-allreduce-Ring-4G-16G-egrep-rowsonly.txt": "give --gpu ",
+    "312_MI325X-AAC11-Slurm-2node-16rank-rccl-allreduce-Ring-8bnxt-4G-16G-egrep-rowsonly.txt": "give --gpu ",
+    "313_MI325X-AAC11-Slurm-8node-64rank-rccl-allreduce-Ring-8bnxt-4G-16G-egrep-rowsonly.txt": "give --gpu ",
+    "314_H200-2node-16rank-4CX7-IB-baremetal-allreduce-1G-9G-f3-rowsonly-issue380.txt": "give --gpu ",
+    "315_H200-2VM-16rank-4CX7-passthrough-allreduce-1G-9G-f3-rowsonly-degraded-issue380.txt": "give --gpu ",
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -235,7 +243,9 @@ device list empty; 289's run failed in RCCL's init ('invalid kernel file') befor
 seventeenth batch, 290's page prints its only row behind '#' (the Optcast tutorial's wrapper), so no
 result row follows the column header. Of the eighteenth batch, 302 is rows without their device list and
 303's excerpt leaves its device list out (its page names the GPU in an nvidia-smi list, which the parser
-skips as a '##' line)."""
+skips as a '##' line). Of the nineteenth batch, 310's rccl-tests device lines end at the bus id (no GPU
+name printed; the page's section title names the MI355X), 311-313 are a README's egrep of three runs'
+rows (MI325X in the section title only) and 314/315 an issue's two 3-row tables without device lines."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -318,10 +328,10 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """257 logs (01-138, 150-171, 180-195, 200-227, 230-246, 250-257, 260-270, 280-292 and 300-303), each
-    with its provenance lines first and one README row; every page fact is for a log, every topology file
-    it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 257
+    """264 logs (01-138, 150-171, 180-195, 200-227, 230-246, 250-257, 260-270, 280-292, 300-303 and
+    310-316), each with its provenance lines first and one README row; every page fact is for a log,
+    every topology file it names exists, and a refused log is either settled by its page or unsettled."""
+    assert len(LOGS) == 264
     assert {int(p.name.split("_")[0]) for p in LOGS} == {
         *range(1, 139),
         *range(150, 172),
@@ -332,6 +342,7 @@ def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
         *range(260, 271),
         *range(280, 293),
         *range(300, 304),
+        *range(310, 317),
     }
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:

@@ -746,6 +746,44 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(gpu="RTX PRO 6000 Blackwell", nodes=1, gpus_per_node=2, p2p=True),
         None,
     ),
+    # "RCCL Tests with MPI (AAC14 MI355X with Pollara 400 Slurm)": two hosts of 8 MI355X (-H
+    # mi355-gpu-23:8,mi355-gpu-24:8), "AMD AI NIC Pollara 400", 8 HCAs in NCCL_IB_HCA
+    "310_MI355X-AAC14-2node-16rank-rccl-ANP-Pollara400-allreduce-8B-8G-RCCL2266-nodevicename.txt": (
+        _MI355X_POLLARA,
+        None,
+    ),
+    # "RCCL Tests with MPI (AAC11 MI325X Slurm)": "====== 1-node ======", mpirun -np 8 -H $list_1 (8 slots)
+    "311_MI325X-AAC11-Slurm-1node-8rank-rccl-allreduce-Ring-4G-16G-egrep-rowsonly.txt": (
+        RunOptions(gpu="MI325X", nodes=1, gpus_per_node=8),
+        None,
+    ),
+    # the same section, "====== 2-node ======": mpirun -np 16, 8 slots per host, 8 bnxt_re HCAs (speed not
+    # stated on the page)
+    "312_MI325X-AAC11-Slurm-2node-16rank-rccl-allreduce-Ring-8bnxt-4G-16G-egrep-rowsonly.txt": (
+        RunOptions(gpu="MI325X", nodes=2, gpus_per_node=8, nics_per_node=8),
+        None,
+    ),
+    # the same section, "====== 8-node ======": mpirun -np 64, 8 slots per host
+    "313_MI325X-AAC11-Slurm-8node-64rank-rccl-allreduce-Ring-8bnxt-4G-16G-egrep-rowsonly.txt": (
+        RunOptions(gpu="MI325X", nodes=8, gpus_per_node=8, nics_per_node=8),
+        None,
+    ),
+    # "Each physical server is equipped with: 8x NVIDIA H200 GPUs, 4x NVIDIA/Mellanox ConnectX-7 NICs";
+    # "across the two bare-metal hosts" (the ConnectX-7s' link speed is not stated)
+    "314_H200-2node-16rank-4CX7-IB-baremetal-allreduce-1G-9G-f3-rowsonly-issue380.txt": (
+        RunOptions(gpu="H200", nodes=2, gpus_per_node=8, nics_per_node=4),
+        None,
+    ),
+    # "one full-passthrough VM per host, with all 8 GPUs and all 4 NICs passed through to the guest"
+    "315_H200-2VM-16rank-4CX7-passthrough-allreduce-1G-9G-f3-rowsonly-degraded-issue380.txt": (
+        RunOptions(gpu="H200", nodes=2, gpus_per_node=8, nics_per_node=4),
+        None,
+    ),
+    # "Supermicro HGX SYS-821GE-TNHR with 8xH100 and 8x CX-7 IB 400Gbps"
+    "316_H100-SMC-HGX-2node-16rank-8CX7-IB-DOCA-allreduce-8B-16G-NCCL2262-degraded-issue319.txt": (
+        RunOptions(nic="ib_ndr"),
+        None,
+    ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
