@@ -67,7 +67,9 @@ _TEST_FAILURE = re.compile(r"\b(?:Test (?:CUDA |NCCL )?failure\b|(?:NCCL|Cuda|CU
 tests' ``NCCLCHECK``/``CUDACHECK`` printed ``NCCL failure all_reduce.cu:95 '...'``)."""
 _NCCL_WARN = re.compile(r"\bNCCL WARN\s+(.*\S)")
 """NCCL's warning (``host:pid:tid [0] misc/nvmlwrap.cc:74 NCCL WARN Failed to open libnvidia-ml.so.1``)."""
-_INFO_NRANKS = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks (\d+)\b")
+_INFO_NRANKS = re.compile(r"\bcomm 0x[0-9a-fA-F]+ rank \d+ n[Rr]anks ([1-9]\d*)\b")
+"""NCCL INFO's communicator size (``comm 0x... rank 0 nRanks 8``); a communicator has a rank or more,
+so a garbled ``nRanks 0`` says nothing (it divided by zero in the busbw factor)."""
 
 
 def is_column_header(text: str) -> bool:

@@ -1,0 +1,63 @@
+"""Garbled logs a mutation fuzzer of ``commsim validate`` / ``commsim calibrate`` found mishandled.
+
+Each case edits one real log of ``tests/data`` the way the fuzzer did (a number
+replaced, a line added) and checks the answer: exit code 2 with a message
+saying what and where, never a traceback, never minutes of work. Before its
+fix each raised a Python exception or ran for minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_bad_inputs import run_cli
+
+DATA = Path(__file__).resolve().parent / "data"
+
+EFA = DATA / "outside" / "70_T4-EKS-2node-1gpu-EFA-NCCL2127-tagoutput.txt"
+ONE_RANK = DATA / "outside" / "115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt"
+SECONDS = 20.0
+"""Time a refusal may take on a loaded 2-core machine (a second unloaded); the hangs took minutes."""
+
+
+def edited(tmp_path: Path, log: Path, old: str, new: str, count: int = 1) -> Path:
+    """A copy of ``log`` with ``old`` replaced by ``new`` (``count`` times, -1 for all)."""
+    text = log.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / log.name
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+    return path
+
+
+def refused(args: list[str], capsys: pytest.CaptureFixture[str], *messages: str) -> str:
+    """Run ``commsim ARGS``: exit 2, nothing on stdout, each message on stderr, quickly."""
+    start = time.perf_counter()
+    code, out, err = run_cli(args, capsys)
+    assert code == 2, err
+    assert out == ""
+    assert "Traceback" not in err
+    for message in messages:
+        assert message in err
+    assert time.perf_counter() - start < SECONDS
+    return err
+
+
+ROWS_ONLY = "  131072  32768  float  sum  0  23.17  5.66  5.66  0e+00  23.27  5.63  5.63  0e+00\n"
+INFO_NRANKS = "host:1:1 [0] NCCL INFO comm 0x0 rank 0 nRanks {} nNodes 0 localRanks 0 localRank 0 MNNVL 0\n"
+
+
+def test_nranks_zero_is_no_rank_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``nRanks 0`` in an NCCL INFO line divided by zero in the busbw factor."""
+    path = tmp_path / "log.txt"
+    path.write_text(ROWS_ONLY + INFO_NRANKS.format(0), encoding="utf-8")
+    refused(["validate", str(path)], capsys, f"{path}: cannot tell the number of ranks")
+
+
+def test_nranks_zero_leaves_the_other_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = edited(tmp_path, ONE_RANK, "rank 0 nRanks 1 ", "rank 0 nRanks 0 ")
+    code, out, err = run_cli(["validate", str(path), "--json"], capsys)
+    assert code == 0, err
+    assert '"ranks": 1' in out
