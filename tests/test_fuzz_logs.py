@@ -16,7 +16,7 @@ import pytest
 from tests.test_bad_inputs import run_cli
 
 DATA = Path(__file__).resolve().parent / "data"
-
+DGX2_BROADCAST = DATA / "outside" / "61_V100SXM3-DGX2-12gpu-g12-broadcast-oldformat.txt"
 EFA = DATA / "outside" / "70_T4-EKS-2node-1gpu-EFA-NCCL2127-tagoutput.txt"
 ONE_RANK = DATA / "outside" / "115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt"
 SECONDS = 20.0
@@ -61,3 +61,16 @@ def test_nranks_zero_leaves_the_other_sources(tmp_path: Path, capsys: pytest.Cap
     code, out, err = run_cli(["validate", str(path), "--json"], capsys)
     assert code == 0, err
     assert '"ranks": 1' in out
+
+
+def test_highest_rank_listed_above_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A garbled rank number made a list of 10^8 ranks, then a cluster of them, for minutes."""
+    path = edited(tmp_path, DGX2_BROADCAST, "Rank 11 Pid", "Rank 99999999 Pid")
+    message = f"{path}:19: the highest rank listed says 100000000 ranks, above the limit of 65,536"
+    refused(["validate", str(path)], capsys, message, "pass --gpus N")
+
+
+def test_nranks_above_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "log.txt"
+    path.write_text(ROWS_ONLY + INFO_NRANKS.format(99999999), encoding="utf-8")
+    refused(["validate", str(path)], capsys, f"{path}:2: the NCCL INFO nranks says 99999999 ranks")

@@ -369,7 +369,7 @@ def _hostless_warnings(devices: list[Device]) -> list[str]:
 
 
 def _complete(devices: list[Device], ranks: int) -> bool:
-    return bool(devices) and [d.rank for d in devices] == list(range(ranks))
+    return len(devices) == ranks and [d.rank for d in devices] == list(range(ranks))
 
 
 def _launch(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from commsim.calibrate.evidence import Evidence
 from commsim.calibrate.parser import Device
 from commsim.calibrate.parser_bandwidth import LEGACY_ALGBW, Measured
-from commsim.calibrate.parser_command import LAUNCHED, ONE_PROCESS
+from commsim.calibrate.parser_command import LAUNCHED, MAX_RANKS, ONE_PROCESS
 from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.parser_table_columns import in_place_checked
 from commsim.calibrate.parser_table_ranks import (
@@ -59,6 +59,13 @@ def resolve_ranks(
     found = _rank_evidence(devices, collective, data) + ([one_process] if one_process else [])
     unchecked = in_place_checked(data.rows, data.column_header) is False
     chosen = _choose_ranks(explicit, found, data.source, collective, (data.measured, unchecked))
+    if chosen.value > MAX_RANKS:  # a garbled line; a cluster of 10^8 ranks is built for minutes
+        raise ParseError(
+            f"the {chosen.source} says {chosen.value} ranks, above the limit of {MAX_RANKS:,} "
+            "commsim models; if the line is garbled, pass --gpus N",
+            source=data.source,
+            line=chosen.line,
+        )
     warnings += _rank_disagreements(chosen, found)
     return chosen.value, (chosen, *_supporting_first(chosen, found))
 
