@@ -74,3 +74,15 @@ def test_nranks_above_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[st
     path = tmp_path / "log.txt"
     path.write_text(ROWS_ONLY + INFO_NRANKS.format(99999999), encoding="utf-8")
     refused(["validate", str(path)], capsys, f"{path}:2: the NCCL INFO nranks says 99999999 ranks")
+
+
+def test_nic_count_above_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``(found 99999 nics)`` built a network of 10^5 NICs per host, for minutes."""
+    path = edited(tmp_path, EFA, "(found 1 nics)", "(found 99999 nics)", -1)
+    message = "line 18: the NET/OFI device count gives 99999 NICs per host, above the 256 commsim models"
+    refused(["validate", str(path)], capsys, message, "pass --nics-per-node N")
+
+
+def test_nics_per_node_option_above_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--nics-per-node 4096`` (the CLI allowed up to 65,536) also ran for minutes."""
+    refused(["validate", str(EFA), "--nics-per-node", "4096"], capsys, "--nics-per-node must be 1 to 256")

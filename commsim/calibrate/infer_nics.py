@@ -16,7 +16,11 @@ from commsim.calibrate.infer_layout import InferenceError, given
 from commsim.calibrate.infer_network import EFA_BY_PLATFORM, efa_platform
 from commsim.calibrate.settings import RunSettings, setting, setting_value
 
-__all__ = ["hca_list", "infer_nics"]
+__all__ = ["MAX_NICS_PER_NODE", "hca_list", "infer_nics"]
+
+MAX_NICS_PER_NODE = 256
+"""The most NICs per host taken from an option or a log line (hosts have up to 32 net devices): a
+garbled ``(found 99999 nics)`` built a network of 10^5 NICs per host for minutes."""
 
 
 def infer_nics(
@@ -35,8 +39,8 @@ def infer_nics(
     (:func:`_assumed_nics`: for the ``host_gpus`` modelled per host, at most a board's ``slots``).
     """
     if option is not None:
-        if option < 1:
-            raise InferenceError(f"--nics-per-node must be at least 1, not {option}")
+        if not 1 <= option <= MAX_NICS_PER_NODE:
+            raise InferenceError(f"--nics-per-node must be 1 to {MAX_NICS_PER_NODE}, not {option}")
         return given("nics_per_node", option, "--nics-per-node")
     from commsim.topology.linkkinds import LINK_KINDS
 
@@ -51,7 +55,7 @@ def infer_nics(
         used = listed.source.startswith("channel lines")
         return Fact(
             "nics_per_node",
-            int(listed.value),
+            _bounded(listed),
             (listed,),
             option="--nics-per-node",
             note="the NICs NCCL's channels use on a host" if used else "the NICs NCCL lists on a host",
@@ -59,9 +63,20 @@ def infer_nics(
     hcas = hca_list(settings) if kind is not None and kind.transport in ("ib", "roce") else None
     if hcas is not None:
         note = "NCCL's IB transport opens a net device per HCA port it is given"
-        return Fact("nics_per_node", int(hcas.value), (hcas,), option="--nics-per-node", note=note)
+        return Fact("nics_per_node", _bounded(hcas), (hcas,), option="--nics-per-node", note=note)
     value, note = _assumed_nics(per_host_default, host_gpus, network_kind, slots)
     return Fact("nics_per_node", value, (), assumed=True, option="--nics-per-node", note=note)
+
+
+def _bounded(read: Evidence) -> int:
+    """The NIC count a log line gives, if at most :data:`MAX_NICS_PER_NODE`."""
+    if int(read.value) > MAX_NICS_PER_NODE:
+        raise InferenceError(
+            f"the {read.source} gives {read.value} NICs per host, above the {MAX_NICS_PER_NODE} "
+            "commsim models; if the line is garbled, pass --nics-per-node N",
+            line=read.line,
+        )
+    return int(read.value)
 
 
 _HCA_NAME = re.compile(r"[A-Za-z][\w.-]*_\d+|(?:bnxt_re|irdma|qedr)\d+|(?:ib|roce)(?:P\d+)?p\d+s\d+(?:f\d+)?")
