@@ -8,6 +8,7 @@ fix each raised a Python exception or ran for minutes.
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from tests.test_bad_inputs import run_cli
 
 DATA = Path(__file__).resolve().parent / "data"
 DGX2_BROADCAST = DATA / "outside" / "61_V100SXM3-DGX2-12gpu-g12-broadcast-oldformat.txt"
+RTX_ALL_REDUCE = DATA / "nccl-tests" / "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt"
 EFA = DATA / "outside" / "70_T4-EKS-2node-1gpu-EFA-NCCL2127-tagoutput.txt"
 ONE_RANK = DATA / "outside" / "115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt"
 SECONDS = 20.0
@@ -86,3 +88,47 @@ def test_nic_count_above_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_nics_per_node_option_above_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
     """``--nics-per-node 4096`` (the CLI allowed up to 65,536) also ran for minutes."""
     refused(["validate", str(EFA), "--nics-per-node", "4096"], capsys, "--nics-per-node must be 1 to 256")
+
+
+def field_edited(tmp_path: Path, log: Path, line: int, field: int, new: str) -> Path:
+    """A copy of ``log`` with field ``field`` (1-based) of line ``line`` replaced by ``new``."""
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    fields = lines[line - 1].split()
+    fields[field - 1] = new
+    lines[line - 1] = "  " + "  ".join(fields) + "\n"
+    path = tmp_path / log.name
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        (8, "1e999", "field 8 (out-of-place busbw) should be a bandwidth of 0 or more (GB/s), found '1e999'"),
+        (8, "-inf", "field 8 (out-of-place busbw) should be a bandwidth of 0 or more (GB/s), found '-inf'"),
+        (11, "-1", "field 11 (in-place algbw) should be a bandwidth of 0 or more (GB/s), found '-1'"),
+        (9, "NaN", "field 9 (out-of-place wrong) should be a count of wrong elements or N/A, found 'NaN'"),
+        (13, "inf", "field 13 (in-place wrong) should be a count of wrong elements or N/A, found 'inf'"),
+    ],
+)
+def test_non_finite_measures_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: int, value: str, message: str
+) -> None:
+    """1e999 overflowed the printed number's rounding, nan/inf #wrong overflowed int(), and an
+    inf next to a -inf busbw made the footer's average check raise (OverflowError, ValueError)."""
+    path = field_edited(tmp_path, RTX_ALL_REDUCE, 55, field, value)
+    refused(["validate", str(path)], capsys, f"{path}:55: {message}")
+
+
+def test_inf_and_minus_inf_busbw_in_one_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = field_edited(tmp_path, RTX_ALL_REDUCE, 55, 8, "-inf")
+    path = field_edited(tmp_path, path, 56, 8, "1e999")
+    refused(["validate", str(path)], capsys, f"{path}:55: field 8 (out-of-place busbw)")
+
+
+def test_printed_overflow() -> None:
+    from commsim.calibrate.parser_bandwidth import Printed, printed
+
+    assert printed("1e999") == Printed(math.inf, math.inf)
+    assert printed("1e-0000000000000000000000002") == printed("1e-2")
+    assert printed("40.12") == Printed(40.12, 0.5 * 10.0**-2)

@@ -137,10 +137,14 @@ def printed(token: str) -> Printed:
     >>> printed("1.2e+08").half_ulp
     5000000.0
     """
+    value = float(token)
     mantissa, _, exponent = token.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
-    power = int(exponent) if exponent else 0
-    return Printed(float(token), 0.5 * 10.0 ** (power - decimals))
+    power = float(exponent) if exponent else 0.0  # float: an exponent of any length reads
+    try:
+        return Printed(value, 0.5 * 10.0 ** (power - decimals))
+    except OverflowError:  # a garbled "1e999": the value is inf, and so is its rounding
+        return Printed(value, math.inf)
 
 
 def _expected_GBps(nbytes: int, time: Printed, factor: float) -> tuple[float, float]:

@@ -10,6 +10,7 @@ measurements), which is how a row split by other lines is put back together.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -364,6 +365,11 @@ class _Cells:
         seconds = time.divided(self.time_per_s)
         if fault := time_fault(seconds.value, self.time_per_s):
             raise self.bad(slot, "time", fault)
+        for name, shown in (("algbw", algbw), ("busbw", busbw)):
+            if math.isinf(shown.value) or shown.value < 0:  # nan is nccl-tests' own, -inf a garble
+                raise self.bad(slot, name, "a bandwidth of 0 or more (GB/s)")
+        if wrong is not None and not math.isfinite(wrong.value):
+            raise self.bad(slot, "wrong", "a count of wrong elements or N/A")
         label = _SLOT_NAMES[slot]
         measured.append(Measured(self.line, label, nbytes, seconds, algbw, busbw))
         return _Half(
