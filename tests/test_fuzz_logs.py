@@ -19,6 +19,7 @@ from tests.test_bad_inputs import run_cli
 DATA = Path(__file__).resolve().parent / "data"
 DGX2_BROADCAST = DATA / "outside" / "61_V100SXM3-DGX2-12gpu-g12-broadcast-oldformat.txt"
 RTX_ALL_REDUCE = DATA / "nccl-tests" / "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt"
+ROWS_ONLY_REDUCE = DATA / "outside" / "168_RTX2080Ti-2gpu-NVLinkbridge-reduce-oldformat-rowsonly.txt"
 EFA = DATA / "outside" / "70_T4-EKS-2node-1gpu-EFA-NCCL2127-tagoutput.txt"
 ONE_RANK = DATA / "outside" / "115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt"
 SECONDS = 20.0
@@ -132,3 +133,16 @@ def test_printed_overflow() -> None:
     assert printed("1e999") == Printed(math.inf, math.inf)
     assert printed("1e-0000000000000000000000002") == printed("1e-2")
     assert printed("40.12") == Printed(40.12, 0.5 * 10.0**-2)
+
+
+@pytest.mark.parametrize("log", [RTX_ALL_REDUCE, ROWS_ONLY_REDUCE], ids=["table", "header-less"])
+def test_size_of_a_million_digits(tmp_path: Path, capsys: pytest.CaptureFixture[str], log: Path) -> None:
+    """``int()`` refuses more than 4,300 digits (ValueError); the message showed all 10^6 of them."""
+    lines = log.read_text(encoding="utf-8").splitlines()
+    row = next(i for i, text in enumerate(lines) if text.split()[:1] == ["512"]) + 1
+    path = field_edited(tmp_path, log, row, 1, "9" * 1_000_000)
+    message = (
+        "should be an integer of at most 640 digits, found '99999999999999999999'... (1,000,000 characters)"
+    )
+    err = refused(["validate", str(path)], capsys, f"{path}:{row}: field 1 (size) {message}")
+    assert len(err) < 500

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from commsim.calibrate.parser_bandwidth import algbw_agrees, printed
-from commsim.calibrate.parser_table import Layout, fits, names_printed, read_layout
+from commsim.calibrate.parser_table import INTEGER, Layout, fits, names_printed, read_layout
 from commsim.errors import ParseError
 
 __all__ = ["STANDARD_ROWS", "headerless_layout", "standard_row"]
@@ -110,7 +110,10 @@ def _algbw_agrees(rows: list[tuple[int, list[str]]], layout: Layout, per_s: floa
     informative = [
         (int(tokens[0]), printed(tokens[time_at]), printed(tokens[time_at + 1]))
         for _, tokens in rows
-        if len(tokens) == layout.width and _positive(tokens[time_at]) and _positive(tokens[time_at + 1])
+        if len(tokens) == layout.width
+        and INTEGER.match(tokens[0])  # a later row's size is checked when the row is read
+        and _positive(tokens[time_at])
+        and _positive(tokens[time_at + 1])
     ]
     return bool(informative) and all(
         algbw_agrees(nbytes, time.divided(per_s), algbw) for nbytes, time, algbw in informative

@@ -38,7 +38,9 @@ __all__ = [
     "without_start",
 ]
 
-INTEGER = re.compile(r"^-?\d+$")
+INTEGER = re.compile(r"^-?\d{1,640}$")
+"""A whole number of at most 640 digits, which ``int`` reads under any ``sys.set_int_max_str_digits``
+(a garbled row's size of a million digits raised its ValueError)."""
 
 _NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d)$")
@@ -337,12 +339,14 @@ class _Cells:
     def bad(self, slot: str, name: str, expected: str) -> ParseError:
         field, token = self.cells[(slot, name)]
         what = f"{_SLOT_NAMES[slot]} {name}".strip()
-        return self.fail(f"field {field} ({what}) should be {expected}, found {token!r}", self.line)
+        shown = repr(token) if len(token) <= 40 else f"{token[:20]!r}... ({len(token):,} characters)"
+        return self.fail(f"field {field} ({what}) should be {expected}, found {shown}", self.line)
 
     def integer(self, slot: str, name: str, what: str) -> int:
         token = self.text(slot, name) or ""
         if not INTEGER.match(token):
-            raise self.bad(slot, name, "an integer")
+            long = token.lstrip("-").isdigit()  # too many digits for INTEGER
+            raise self.bad(slot, name, "an integer" + (" of at most 640 digits" if long else ""))
         return int(token)
 
     def number(self, slot: str, name: str, optional: bool) -> Printed | None:
