@@ -8,6 +8,7 @@ fix each raised a Python exception or ran for minutes.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
@@ -146,3 +147,16 @@ def test_size_of_a_million_digits(tmp_path: Path, capsys: pytest.CaptureFixture[
     )
     err = refused(["validate", str(path)], capsys, f"{path}:{row}: field 1 (size) {message}")
     assert len(err) < 500
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def test_json_of_a_nan_busbw_is_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A busbw printed as nan (accepted: nccl-tests prints it) made ``--json`` print NaN, not JSON."""
+    path = field_edited(tmp_path, RTX_ALL_REDUCE, 55, 8, "nan")
+    code, out, err = run_cli(["validate", str(path), "--json"], capsys)
+    assert code == 0, err
+    rows = json.loads(out, parse_constant=_no_constant)["rows"]
+    assert [r["measured_busbw_Bps"] for r in rows if r["nbytes"] == 512] == [None]

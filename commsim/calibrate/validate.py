@@ -7,6 +7,7 @@ the log, and summarises the error overall, for bandwidth-bound sizes
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -208,7 +209,8 @@ class Validation:
                     "nbytes": r.nbytes,
                     "measured_time_s": r.measured_time_s,
                     "predicted_time_s": r.predicted_time_s,
-                    "measured_busbw_Bps": r.measured_busbw_Bps,
+                    # null where the log printed busbw nan: NaN is not JSON
+                    "measured_busbw_Bps": None if math.isnan(r.measured_busbw_Bps) else r.measured_busbw_Bps,
                     "predicted_busbw_Bps": r.predicted_busbw_Bps,
                     "algorithm": r.algorithm,
                     "protocol": r.protocol,
