@@ -21,6 +21,7 @@ DATA = Path(__file__).resolve().parent / "data"
 DGX2_BROADCAST = DATA / "outside" / "61_V100SXM3-DGX2-12gpu-g12-broadcast-oldformat.txt"
 RTX_ALL_REDUCE = DATA / "nccl-tests" / "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt"
 ROWS_ONLY_REDUCE = DATA / "outside" / "168_RTX2080Ti-2gpu-NVLinkbridge-reduce-oldformat-rowsonly.txt"
+RTX4090_PAIR = DATA / "outside" / "91_RTX4090-2gpu-docker-g2-2GBps-kalavai.txt"
 EFA = DATA / "outside" / "70_T4-EKS-2node-1gpu-EFA-NCCL2127-tagoutput.txt"
 ONE_RANK = DATA / "outside" / "115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt"
 SECONDS = 20.0
@@ -160,3 +161,12 @@ def test_json_of_a_nan_busbw_is_json(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 0, err
     rows = json.loads(out, parse_constant=_no_constant)["rows"]
     assert [r["measured_busbw_Bps"] for r in rows if r["nbytes"] == 512] == [None]
+
+
+def test_device_index_above_the_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``device 4294967296`` in a device line built a PCIe server of 2^32 GPUs, for minutes."""
+    path = edited(tmp_path, RTX4090_PAIR, "device  0 [0x1a]", "device 4294967296 [0x1a]")
+    message = "a host's ranks use its GPU 4294967296 (device list, CUDA_VISIBLE_DEVICES or --devices), above"
+    refused(["validate", str(path)], capsys, message, "give --devices")
+    code, _, err = run_cli(["validate", str(path), "--devices", "0,1"], capsys)
+    assert code == 0, err

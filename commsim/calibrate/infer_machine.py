@@ -37,6 +37,10 @@ HOST_GPUS: dict[str, int] = {
 NVL72_DOMAIN = 72
 """GPUs in one GB200/GB300 NVL72 NVLink domain (18 compute trays x 4)."""
 
+MAX_DEVICE_INDEX = 1023
+"""The highest GPU index of a host taken from a device list, ``CUDA_VISIBLE_DEVICES`` or ``--devices``:
+a garbled ``device 4294967296`` built a PCIe server of 2^32 GPUs (hosts have at most a few dozen)."""
+
 _FLEXIBLE = ("bridged_pairs", "pcie")
 """Board classes of any size."""
 
@@ -154,7 +158,7 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
         If no board this GPU ships on holds that many GPUs per host.
     """
     classes = _classes(spec) or ["pcie"]
-    highest = max((max(d) for d in devices or () if d), default=-1) + 1
+    highest = _highest_used(devices)
     need = max(per_node, highest)
     if "nvl72" in classes and per_node <= HOST_GPUS["nvl72"]:
         note = (
@@ -191,6 +195,18 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
         f"{largest} GPUs ({', '.join(classes)}); give --gpus-per-node or --topology"
         + _larger_siblings(spec, per_node)
     )
+
+
+def _highest_used(devices: tuple[tuple[int, ...], ...] | None) -> int:
+    """How many GPUs a host needs for the highest GPU index its ranks use (0 when none is known)."""
+    highest = max((max(d) for d in devices or () if d), default=-1)
+    if highest > MAX_DEVICE_INDEX:
+        raise InferenceError(
+            f"a host's ranks use its GPU {highest} (device list, CUDA_VISIBLE_DEVICES or --devices), "
+            f"above the highest index commsim models ({MAX_DEVICE_INDEX}); if the device line is "
+            "garbled, give --devices with the GPUs each host's ranks use, e.g. --devices 0,1"
+        )
+    return highest + 1
 
 
 def _larger_siblings(spec: GpuSpec, per_node: int) -> str:
@@ -230,7 +246,7 @@ def board_named(spec: GpuSpec, cls: str, per_node: int, devices: tuple[tuple[int
     fact = given("board", cls, "--topology", f"{spec.name} on its {cls} board")
     if cls == "nvl72":
         return Board(cls, NVL72_DOMAIN, fact)
-    highest = max((max(d) for d in devices or () if d), default=-1) + 1
+    highest = _highest_used(devices)
     need = max(per_node, highest)
     gpus = HOST_GPUS.get(cls, need)
     if need > gpus:
