@@ -22,6 +22,7 @@ DGX2_BROADCAST = DATA / "outside" / "61_V100SXM3-DGX2-12gpu-g12-broadcast-oldfor
 RTX_ALL_REDUCE = DATA / "nccl-tests" / "RTX2080Ti-PCIe-PIX-noP2P_all_reduce_2gpu_1.txt"
 ROWS_ONLY_REDUCE = DATA / "outside" / "168_RTX2080Ti-2gpu-NVLinkbridge-reduce-oldformat-rowsonly.txt"
 RTX4090_PAIR = DATA / "outside" / "91_RTX4090-2gpu-docker-g2-2GBps-kalavai.txt"
+JSON_LOG = DATA / "nccl-tests" / "synthetic_json_RTX2080Ti_all_reduce_2gpu.json"
 EFA = DATA / "outside" / "70_T4-EKS-2node-1gpu-EFA-NCCL2127-tagoutput.txt"
 ONE_RANK = DATA / "outside" / "115_A10G-AWS-g5.12xlarge-EKS-1rank-allreduce-tagoutput-INFO-nofooter.txt"
 SECONDS = 20.0
@@ -170,4 +171,44 @@ def test_device_index_above_the_limit(tmp_path: Path, capsys: pytest.CaptureFixt
     message = "a host's ranks use its GPU 4294967296 (device list, CUDA_VISIBLE_DEVICES or --devices), above"
     refused(["validate", str(path)], capsys, message, "give --devices")
     code, _, err = run_cli(["validate", str(path), "--devices", "0,1"], capsys)
+    assert code == 0, err
+
+
+def json_edited(tmp_path: Path, result: int, half: str, key: str, value: object) -> Path:
+    """A copy of the -J JSON log with ``results[result][half][key]`` set to ``value`` (NaN, Infinity
+    written bare, as Python's json module reads them)."""
+    lines = JSON_LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    comments = "".join(line for line in lines if line.startswith("##"))
+    document = json.loads("".join(line for line in lines if not line.startswith("##")))
+    document["results"][result][half][key] = value
+    path = tmp_path / JSON_LOG.name
+    path.write_text(comments + json.dumps(document) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("half", "key", "value", "message"),
+    [
+        ("in_place", "nwrong", math.inf, "results[3].in_place: 'nwrong' should be a count of wrong elements"),
+        (
+            "out_of_place",
+            "bus_bw",
+            -1e308,
+            "'bus_bw' should be a bandwidth of 0 to 1e+299 GB/s, found -1e+",
+        ),
+        ("in_place", "alg_bw", math.inf, "'alg_bw' should be a bandwidth of 0 to 1e+299 GB/s, found inf"),
+    ],
+)
+def test_json_log_non_finite_measures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], half: str, key: str, value: float, message: str
+) -> None:
+    """An nwrong of Infinity raised OverflowError in int(); an infinite or negative bandwidth was read."""
+    path = json_edited(tmp_path, 3, half, key, value)
+    refused(["validate", str(path)], capsys, message)
+
+
+def test_json_log_nan_nwrong_is_unchecked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bare NaN nwrong (ValueError in int() before) means what nccl-tests' "nan" does: no check."""
+    path = json_edited(tmp_path, 3, "out_of_place", "nwrong", math.nan)
+    code, _, err = run_cli(["validate", str(path)], capsys)
     assert code == 0, err

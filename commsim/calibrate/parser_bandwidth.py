@@ -22,11 +22,13 @@ __all__ = [
     "GBPS",
     "LEGACY_ALGBW",
     "MAX_CALL_S",
+    "MAX_GBPS",
     "SLACK",
     "Measured",
     "Printed",
     "algbw_agrees",
     "average_warnings",
+    "bandwidth_fault",
     "bandwidth_warnings",
     "legacy_algbw",
     "printed",
@@ -56,6 +58,18 @@ def time_fault(seconds: float, per_s: float = 1e6) -> str | None:
         unit = "ms" if per_s == 1e3 else "us"
         return f"a positive time of at most one day per call ({MAX_CALL_S * per_s:.4g} {unit})"
     return None
+
+
+MAX_GBPS = 1e299
+"""The most GB/s a row's bandwidth may be: more (``1e308``, ``inf``) is a garble, and overflows in B/s."""
+
+
+def bandwidth_fault(gbps: float) -> str | None:
+    """What a row's algbw or busbw (GB/s) should be instead, or None when it is a measurement's
+    (nan too: nccl-tests prints it, and the checks skip it)."""
+    if math.isnan(gbps) or 0 <= gbps <= MAX_GBPS:
+        return None
+    return f"a bandwidth of 0 to {MAX_GBPS:g} GB/s"
 
 
 def size_fault(nbytes: int) -> str | None:

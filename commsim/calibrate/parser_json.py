@@ -22,11 +22,19 @@ spellings are read too.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
 from commsim.calibrate.parser import Device, NcclTestsRow, find_program
-from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed, size_fault, time_fault
+from commsim.calibrate.parser_bandwidth import (
+    GBPS,
+    Measured,
+    Printed,
+    bandwidth_fault,
+    size_fault,
+    time_fault,
+)
 from commsim.calibrate.parser_common import RunData
 from commsim.calibrate.settings import read_json_settings
 from commsim.calibrate.settings_lines import decode_version_code
@@ -231,6 +239,10 @@ def _half(
         raise inner.fail(f"'{key}' should be {fault}, found {entry.get(key)!r}")
     algbw = _number(entry, _key(entry, "alg_bw"), inner)
     busbw = _number(entry, _key(entry, "bus_bw"), inner)
+    for name, gbps in (("alg_bw", algbw), ("bus_bw", busbw)):
+        if fault := bandwidth_fault(gbps):
+            key = _key(entry, name)
+            raise inner.fail(f"'{key}' should be {fault}, found {entry.get(key)!r}")
     wrong_key = _key(entry, "nwrong")
     wrong = entry.get(wrong_key)
     seconds = Printed(time_us, _HALF_ULP).divided(1e6)
@@ -238,7 +250,10 @@ def _half(
         where.line, label, nbytes, seconds, Printed(algbw, _HALF_ULP), Printed(busbw, _HALF_ULP)
     )
     data.measured.append(measured)
-    wrong_count = int(_number(entry, wrong_key, inner)) if wrong not in (None, "nan") else None
+    count = _number(entry, wrong_key, inner) if wrong not in (None, "nan") else math.nan
+    if math.isinf(count):  # a bare NaN (json reads it) is the "nan" nccl-tests writes: no check
+        raise inner.fail(f"'{wrong_key}' should be a count of wrong elements, found {wrong!r}")
+    wrong_count = None if math.isnan(count) else int(count)
     return seconds.value, algbw * GBPS, busbw * GBPS, wrong_count
 
 

@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from commsim.calibrate.parser import NcclTestsRow
-from commsim.calibrate.parser_bandwidth import GBPS, Measured, Printed, printed, size_fault, time_fault
+from commsim.calibrate.parser_bandwidth import (
+    GBPS,
+    Measured,
+    Printed,
+    bandwidth_fault,
+    printed,
+    size_fault,
+    time_fault,
+)
 from commsim.errors import ParseError
 
 __all__ = [
@@ -42,8 +50,6 @@ INTEGER = re.compile(r"^-?\d{1,640}$")
 """A whole number of at most 640 digits, which ``int`` reads under any ``sys.set_int_max_str_digits``
 (a garbled row's size of a million digits raised its ValueError)."""
 
-_MAX_GBPS = 1e299
-"""The most GB/s a row's bandwidth may be: more (``1e308``, ``inf``) is a garble, and overflows in B/s."""
 _NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
 _STAMP = re.compile(r"^(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d)$")
 _NOT_NUMBERS = {"n/a", "nan", "-nan", "inf", "-inf"}  # printed in measurement columns
@@ -372,8 +378,8 @@ class _Cells:
         if fault := time_fault(seconds.value, self.time_per_s):
             raise self.bad(slot, "time", fault)
         for name, shown in (("algbw", algbw), ("busbw", busbw)):
-            if not 0 <= shown.value <= _MAX_GBPS and not math.isnan(shown.value):  # nan: nccl-tests' own
-                raise self.bad(slot, name, f"a bandwidth of 0 to {_MAX_GBPS:g} GB/s")
+            if fault := bandwidth_fault(shown.value):
+                raise self.bad(slot, name, fault)
         if wrong is not None and not math.isfinite(wrong.value):
             raise self.bad(slot, "wrong", "a count of wrong elements or N/A")
         label = _SLOT_NAMES[slot]
