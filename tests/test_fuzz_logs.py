@@ -112,6 +112,7 @@ def field_edited(tmp_path: Path, log: Path, line: int, field: int, new: str) -> 
         (8, "-inf", "field 8 (out-of-place busbw) should be a bandwidth of 0 to 1e+299 GB/s, found '-inf'"),
         (12, "1e308", "field 12 (in-place busbw) should be a bandwidth of 0 to 1e+299 GB/s, found '1e308'"),
         (11, "-1", "field 11 (in-place algbw) should be a bandwidth of 0 to 1e+299 GB/s, found '-1'"),
+        (10, "1e-300", "field 10 (in-place time) should be a time of at least one nanosecond per call"),
         (9, "NaN", "field 9 (out-of-place wrong) should be a count of wrong elements or N/A, found 'NaN'"),
         (13, "inf", "field 13 (in-place wrong) should be a count of wrong elements or N/A, found 'inf'"),
     ],

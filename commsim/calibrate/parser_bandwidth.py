@@ -23,6 +23,7 @@ __all__ = [
     "LEGACY_ALGBW",
     "MAX_CALL_S",
     "MAX_GBPS",
+    "MIN_CALL_S",
     "SLACK",
     "Measured",
     "Printed",
@@ -51,12 +52,19 @@ calls after 5 warm-up ones by default, so a longer figure would be weeks at one 
 edited row, not a measurement."""
 
 
+MIN_CALL_S = 1e-9
+"""The shortest time per call a result row may print: one nanosecond (nccl-tests prints hundredths of
+a microsecond, and a collective call takes microseconds)."""
+
+
 def time_fault(seconds: float, per_s: float = 1e6) -> str | None:
     """What a row's time per call (s) should be instead, in the row's unit (``per_s`` of them a
     second: us, or ms in the 2017 tables), or None when it is a measurement's."""
+    unit = "ms" if per_s == 1e3 else "us"
     if not (math.isfinite(seconds) and 0 < seconds <= MAX_CALL_S):
-        unit = "ms" if per_s == 1e3 else "us"
         return f"a positive time of at most one day per call ({MAX_CALL_S * per_s:.4g} {unit})"
+    if seconds < MIN_CALL_S:  # a garbled 1e-320: positive, and its busbw overflows to inf
+        return f"a time of at least one nanosecond per call ({MIN_CALL_S * per_s:g} {unit})"
     return None
 
 
