@@ -213,3 +213,9 @@ def test_json_log_nan_nwrong_is_unchecked(tmp_path: Path, capsys: pytest.Capture
     path = json_edited(tmp_path, 3, "out_of_place", "nwrong", math.nan)
     code, _, err = run_cli(["validate", str(path)], capsys)
     assert code == 0, err
+
+
+def test_ranks_per_host_above_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--gpus 65536 --nodes 1`` (each within the options' bound) routed a 65,536-GPU host for minutes."""
+    args = ["validate", str(RTX4090_PAIR), "--gpus", "65536", "--nodes", "1", "--collective", "all_reduce"]
+    refused(args, capsys, "65536 ranks per host is above the 1024 GPUs a host may have", "give --nodes")

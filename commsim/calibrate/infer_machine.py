@@ -158,7 +158,7 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
         If no board this GPU ships on holds that many GPUs per host.
     """
     classes = _classes(spec) or ["pcie"]
-    highest = _highest_used(devices)
+    highest = _highest_used(devices, per_node)
     need = max(per_node, highest)
     if "nvl72" in classes and per_node <= HOST_GPUS["nvl72"]:
         note = (
@@ -197,8 +197,14 @@ def board_for(spec: GpuSpec, per_node: int, devices: tuple[tuple[int, ...], ...]
     )
 
 
-def _highest_used(devices: tuple[tuple[int, ...], ...] | None) -> int:
-    """How many GPUs a host needs for the highest GPU index its ranks use (0 when none is known)."""
+def _highest_used(devices: tuple[tuple[int, ...], ...] | None, per_node: int) -> int:
+    """How many GPUs a host needs for the highest GPU index its ranks use (0 when none is known),
+    if the host's ``per_node`` ranks and that index are within what commsim models."""
+    if per_node > MAX_DEVICE_INDEX + 1:  # --gpus 65536 --nodes 1 routed a 65,536-GPU box for minutes
+        raise InferenceError(
+            f"{per_node} ranks per host is above the {MAX_DEVICE_INDEX + 1} GPUs a host may have in "
+            "commsim; give --nodes or --gpus-per-node so that each host runs fewer"
+        )
     highest = max((max(d) for d in devices or () if d), default=-1)
     if highest > MAX_DEVICE_INDEX:
         raise InferenceError(
@@ -246,7 +252,7 @@ def board_named(spec: GpuSpec, cls: str, per_node: int, devices: tuple[tuple[int
     fact = given("board", cls, "--topology", f"{spec.name} on its {cls} board")
     if cls == "nvl72":
         return Board(cls, NVL72_DOMAIN, fact)
-    highest = _highest_used(devices)
+    highest = _highest_used(devices, per_node)
     need = max(per_node, highest)
     gpus = HOST_GPUS.get(cls, need)
     if need > gpus:
