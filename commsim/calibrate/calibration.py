@@ -18,6 +18,7 @@ import yaml
 
 from commsim.calibrate.validate import error_summary
 from commsim.nccl.params import NcclParams
+from commsim.textfile import write_whole
 from commsim.topology.io import topology_to_dict
 from commsim.topology.model import Topology
 
@@ -133,8 +134,9 @@ class Calibration:
         return "\n".join(header) + "\n" + yaml.safe_dump(data, sort_keys=False, width=100)
 
     def save(self, path: str | Path, topology: Topology) -> None:
-        """Write :meth:`to_topology_yaml` to ``path``."""
-        Path(path).write_text(self.to_topology_yaml(topology), encoding="utf-8")
+        """Write :meth:`to_topology_yaml` to ``path``, whole or not at all (an existing file stays as it
+        was if the write fails)."""
+        write_whole(path, self.to_topology_yaml(topology))
 
 
 def _regimes(summary: dict[str, dict[str, float | int | None]]) -> str:
