@@ -10,6 +10,7 @@ with their place in the YAML file.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -50,16 +51,19 @@ def range_values(spec: dict[str, Any]) -> list[int | float]:
         raise ValueError("a range is {from: A, to: B, factor: F} or {from: A, to: B, step: S}")
     start, stop = (_range_number(spec[k]) for k in ("from", "to"))
     factor, step = spec.get("factor"), spec.get("step")
-    if factor is not None and (not isinstance(factor, (int, float)) or factor <= 1 or start <= 0):
-        raise ValueError(f"a geometric range needs factor > 1 and from > 0; got factor {factor!r}")
-    if step is not None and (not isinstance(step, (int, float)) or step <= 0):
-        raise ValueError(f"a range needs step > 0; got {step!r}")
+    if factor is not None and (not _finite_number(factor) or factor <= 1 or start <= 0):
+        raise ValueError(f"a geometric range needs a finite factor > 1 and from > 0; got factor {factor!r}")
+    if step is not None and (not _finite_number(step) or step <= 0):
+        raise ValueError(f"a range needs a finite step > 0; got {step!r}")
     values: list[int | float] = []
     value = start
     while value <= stop * (1 + 1e-12) and len(values) <= _MAX_RANGE:
         values.append(int(value) if float(value).is_integer() else value)
         k = len(values)
-        value = start * factor**k if factor is not None else start + (step or 0) * k
+        try:
+            value = start * factor**k if factor is not None else start + (step or 0) * k
+        except OverflowError:  # past the largest float, so past ``to`` as well
+            break
     if not values:
         raise ValueError(f"the range gives no values: 'from' ({spec['from']}) is above 'to' ({spec['to']})")
     if len(values) > _MAX_RANGE:
@@ -74,9 +78,19 @@ def range_values(spec: dict[str, Any]) -> list[int | float]:
 def _range_number(value: Any) -> float:
     if isinstance(value, str):
         return parse_size(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"a range bound is a number or a size, got {value!r}")
+    if not _finite_number(value):
+        raise ValueError(f"a range bound is a finite number or a size, got {value!r}")
     return float(value)
+
+
+def _finite_number(value: Any) -> bool:
+    """Whether ``value`` is an int or a float other than nan and +-inf (a bool is no number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond the largest float
+        return False
 
 
 def check_path(path: str) -> None:
