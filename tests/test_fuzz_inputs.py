@@ -51,3 +51,29 @@ def test_a_geometric_range_past_the_largest_float_stops_there() -> None:
     """A finite bound near the largest float: 2**1024 overflowed instead of ending the series."""
     values = range_values({"from": 1, "to": 1.7e308, "factor": 2})
     assert len(values) == 1024 and values[-1] == 2**1023 and all(math.isfinite(v) for v in values)
+
+
+# -- topology names -----------------------------------------------------------------------------------
+
+NVSMI = Path(__file__).parent / "data" / "nvsmi" / "dgx1_v100.txt"
+
+
+def test_an_empty_topology_name_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``topo import --name ''`` built the machine, then saving it raised pydantic's ValidationError."""
+    out = tmp_path / "m.yaml"
+    code, _, err = run_cli(["topo", "import", str(NVSMI), "--name", "", "-o", str(out)], capsys)
+    assert code == 2 and "Traceback" not in err and "ValidationError" not in err
+    assert "a topology's name must be a non-empty string, got ''" in err
+    assert not out.exists()
+
+
+def test_a_topology_without_a_name_is_a_topology_error() -> None:
+    from commsim.errors import TopologyError
+    from commsim.topology import get_topology
+    from commsim.topology.model import Topology
+
+    machine = get_topology("pcie_4gpu_switch")
+    with pytest.raises(TopologyError, match="name must be a non-empty string, got ''"):
+        Topology("", machine.devices, machine.physical_links)

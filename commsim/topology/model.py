@@ -88,8 +88,8 @@ class Topology:
     Raises
     ------
     TopologyError
-        On duplicate devices, unknown endpoints, non-positive bandwidths,
-        negative latencies, or GPUs that cannot reach each other.
+        On an empty name, duplicate devices, unknown endpoints, non-positive
+        bandwidths, negative latencies, or GPUs that cannot reach each other.
     """
 
     name: str
@@ -102,6 +102,8 @@ class Topology:
     multipath: str = "spray"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:  # the YAML schema needs one to save it
+            raise TopologyError(f"a topology's name must be a non-empty string, got {self.name!r}")
         if self.multipath not in MULTIPATH_POLICIES:
             raise TopologyError(
                 f"topology {self.name!r}: multipath {self.multipath!r} is not one of "
