@@ -124,7 +124,20 @@ class _Constructor(SafeConstructor):
         return int(super().construct_yaml_int(node))
 
 
+def _refuse_tag(constructor: SafeConstructor, node: yaml.Node) -> Any:
+    """A YAML type no commsim field holds (``!!set`` would even come out in a random order)."""
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    raise _LimitError(
+        f"the tag {tag} is not allowed: only plain values (text, numbers, lists, mappings) are read",
+        node.start_mark,
+    )
+
+
 _Constructor.add_constructor("tag:yaml.org,2002:int", _Constructor.construct_yaml_int)  # type: ignore[type-var]
+# a date (``description: 2024-05-01``) is the text written, not a datetime no field accepts
+_Constructor.add_constructor("tag:yaml.org,2002:timestamp", _Constructor.construct_yaml_str)  # type: ignore[type-var]
+for _tag in ("set", "omap", "pairs", "binary"):
+    _Constructor.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)  # type: ignore[type-var]
 _MAX_DIGITS = 100
 
 
@@ -190,7 +203,9 @@ def read_yaml(
 ) -> tuple[Any, yaml.Node | None]:
     """Parse YAML text into Python data and its node tree, within the limits.
 
-    Tags other than YAML's own (``!!python/object``) are refused, as are keys
+    Tags other than YAML's own (``!!python/object``) are refused, and of
+    YAML's own those of types no field holds (``!!set``, ``!!omap``,
+    ``!!pairs``, ``!!binary``); a date stays the text written. Refused too are keys
     given twice, nesting deeper than :data:`MAX_DEPTH`, documents of more
     than ``max_values`` values (aliases expanded; default :data:`MAX_NODES`,
     :data:`MAX_MACHINE_NODES` for a topology file) and text longer than

@@ -77,3 +77,37 @@ def test_a_topology_without_a_name_is_a_topology_error() -> None:
     machine = get_topology("pcie_4gpu_switch")
     with pytest.raises(TopologyError, match="name must be a non-empty string, got ''"):
         Topology("", machine.devices, machine.physical_links)
+
+
+# -- YAML types no field holds ----------------------------------------------------------------------
+
+SCENARIO = "name: x\ntopology: pcie_4gpu_switch\nsizes: {sizes}\nalgorithms: [{{algorithm: ring{label}}}]\n"
+
+
+@pytest.mark.parametrize(
+    ("sizes", "label", "message"),
+    [
+        # a Python set: pydantic took it as the list of sizes, in an order that changed run to run
+        ("!!set {1 MB, 4 MB, 2 MB, 8 MB}", "", "s.yaml:3:8: the tag !!set is not allowed: only plain values"),
+        ("!!omap [a: 1 MB]", "", "s.yaml:3:8: the tag !!omap is not allowed"),
+        # bytes were taken as the label b'hello' decoded
+        ("[1 MB]", ", label: !!binary aGVsbG8=", "s.yaml:4:39: the tag !!binary is not allowed"),
+    ],
+)
+def test_yaml_sets_ordered_maps_and_binary_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sizes: str, label: str, message: str
+) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(sizes=sizes, label=label))
+    code, out, err = run_cli(["run", "-q", str(path)], capsys)
+    assert code == 2 and "Traceback" not in err and f"{path}:{message.split(':', 1)[1]}" in err and not out
+
+
+def test_a_date_is_read_as_the_text_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``description: 2024-05-01`` was a datetime.date, refused as 'expected text, got datetime.date(...)'."""
+    path = tmp_path / "s.yaml"
+    text = SCENARIO.format(sizes="[1 MB]", label=", label: 2024-05-01")
+    path.write_text(text.replace("name: x\n", "name: x\ndescription: 2024-05-01 10:00:00\n"))
+    code, out, err = run_cli(["run", "-q", "--csv", str(path)], capsys)
+    assert code == 0, err
+    assert out.splitlines()[1].startswith("2024-05-01,ring,")
