@@ -13,7 +13,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["looks_like_topo_matrix", "topo_matrix_message", "wrong_kind"]
+__all__ = [
+    "looks_like_rocm_smi",
+    "looks_like_topo_matrix",
+    "rocm_smi_message",
+    "topo_matrix_message",
+    "wrong_kind",
+]
 
 _TELLS = (
     (("workload",), "training scenario"),
@@ -57,6 +63,29 @@ def wrong_kind(data: Mapping[str, Any], source: str, expected: str) -> str | Non
                 + _READERS[kind].format(source=source)
             )
     return None
+
+
+_ROCM_SMI = re.compile(
+    r"ROCm System Management Interface|^=+ (?:Weight|Link Type) between two GPUs =+", re.MULTILINE
+)
+
+
+def looks_like_rocm_smi(text: str) -> bool:
+    """Whether ``text`` is ``rocm-smi --showtopo`` output (its banner or a matrix's title line).
+
+    Its matrices have a ``GPU0 GPU1 ...`` header too, so this is asked before
+    :func:`looks_like_topo_matrix`.
+    """
+    return _ROCM_SMI.search(text[:20_000]) is not None
+
+
+def rocm_smi_message(source: str, expected: str) -> str:
+    """What to do with ``rocm-smi --showtopo`` output given where ``expected`` is read."""
+    return (
+        f"{source}: this is rocm-smi --showtopo output, not {expected}: import it in Python with "
+        "commsim.interop.rocm_smi.read_rocm_smi and rocm_smi_to_topology, save it with "
+        "commsim.save_topology(topology, 'MACHINE.yaml'), then give MACHINE.yaml"
+    )
 
 
 def looks_like_topo_matrix(text: str) -> bool:

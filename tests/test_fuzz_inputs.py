@@ -111,3 +111,26 @@ def test_a_date_is_read_as_the_text_written(tmp_path: Path, capsys: pytest.Captu
     code, out, err = run_cli(["run", "-q", "--csv", str(path)], capsys)
     assert code == 0, err
     assert out.splitlines()[1].startswith("2024-05-01,ring,")
+
+
+# -- rocm-smi output given where nvidia-smi output or topology YAML is read ----------------------------
+
+ROCM = Path(__file__).parent / "data" / "rocm_smi" / "pcie_4gpu_showtopo.txt"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # was: 'cell GPU0/GPU0 is '0'; expected X, NV#, PIX, ...' (the weight matrix read as NV# cells)
+        (["topo", "import", str(ROCM)], "not nvidia-smi topo -m output"),
+        # was: 'this is nvidia-smi topo -m output ... convert it with commsim topo import', which then failed
+        (["run", "--topology", str(ROCM), "--algorithm", "ring"], "not a topology YAML file"),
+    ],
+)
+def test_rocm_smi_output_is_named_and_the_way_to_import_it_given(
+    capsys: pytest.CaptureFixture[str], args: list[str], expected: str
+) -> None:
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "Traceback" not in err
+    assert f"{ROCM}: this is rocm-smi --showtopo output, {expected}" in err
+    assert "read_rocm_smi and rocm_smi_to_topology" in err and "nvidia-smi topo -m output, not" not in err

@@ -51,23 +51,36 @@ def parse_topology(text: str, source: str = "<topology>") -> Topology:
     (``commsim topo list`` names the builders; a field a builder does not
     take is refused with the fields it takes).
     """
-    from commsim.filekind import looks_like_topo_matrix, topo_matrix_message, wrong_kind
+    from commsim.filekind import wrong_kind
 
     try:
         data, node = read_yaml(text, source, TopologyError, MAX_MACHINE_NODES)
     except TopologyError:
-        if looks_like_topo_matrix(text):  # what validate --topology reads, not YAML
-            raise TopologyError(topo_matrix_message(source)) from None
+        _refuse_tool_output(text, source)
         raise
     if not isinstance(data, dict):
-        if looks_like_topo_matrix(text):
-            raise TopologyError(topo_matrix_message(source))
+        _refuse_tool_output(text, source)
         raise TopologyError(f"{source}: expected a mapping of fields at the top level, got {kind_of(data)}")
     if message := wrong_kind(data, source, "topology"):
         raise TopologyError(message)
     if "builder" in data:
         return _built(data, node, source)
     return topology_from_data(data, node, source)
+
+
+def _refuse_tool_output(text: str, source: str) -> None:
+    """Name a machine tool's output given as topology YAML, and what reads it (no-op for other text)."""
+    from commsim.filekind import (
+        looks_like_rocm_smi,
+        looks_like_topo_matrix,
+        rocm_smi_message,
+        topo_matrix_message,
+    )
+
+    if looks_like_rocm_smi(text):  # before the matrix test: its tables have a GPU0 GPU1 header too
+        raise TopologyError(rocm_smi_message(source, "a topology YAML file")) from None
+    if looks_like_topo_matrix(text):  # what validate --topology reads, not YAML
+        raise TopologyError(topo_matrix_message(source)) from None
 
 
 def _built(data: dict[str, Any], node: yaml.Node | None, source: str) -> Topology:

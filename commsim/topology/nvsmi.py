@@ -365,9 +365,12 @@ def load_topo_matrix(path: str | Path, **kwargs: Any) -> Topology:
     ParseError
         If the file cannot be read or parsed (the message names file and line).
     """
+    from commsim.filekind import looks_like_rocm_smi, rocm_smi_message
     from commsim.textfile import read_text_file
 
     text = read_text_file(path, "nvidia-smi topo output")
+    if looks_like_rocm_smi(text):  # its GPU0 GPU1 ... tables hold weights and hops, not NV# and PIX
+        raise ParseError(rocm_smi_message(str(path), "nvidia-smi topo -m output"))
     kwargs.setdefault("name", Path(path).stem)
     if "p2p" not in kwargs:
         kwargs["p2p"] = find_p2p_status(text) is not False
