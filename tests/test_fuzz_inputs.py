@@ -134,3 +134,21 @@ def test_rocm_smi_output_is_named_and_the_way_to_import_it_given(
     assert code == 2 and "Traceback" not in err
     assert f"{ROCM}: this is rocm-smi --showtopo output, {expected}" in err
     assert "read_rocm_smi and rocm_smi_to_topology" in err and "nvidia-smi topo -m output, not" not in err
+
+
+# -- MSCCL sizes beyond 64 bits --------------------------------------------------------------------
+
+
+def test_msccl_max_bytes_beyond_64_bits_is_refused_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--max-bytes 10**23`` was written as is, beyond the int64 MSCCL reads it into."""
+    out = tmp_path / "o.xml"
+    args = ["export", "msccl", "--topology", "pcie_4gpu_switch", "--algorithm", "ring", "-o", str(out)]
+    code, _, err = run_cli([*args, "--max-bytes", str(10**23)], capsys)
+    assert code == 2 and "Traceback" not in err and not out.exists()
+    assert (
+        "maxBytes=100000000000000000000000 is above 9,223,372,036,854,775,807, the largest size MSCCL" in err
+    )
+    code, _, err = run_cli([*args, "--max-bytes", str(2**63 - 1)], capsys)
+    assert code == 0 and 'maxBytes="9223372036854775807"' in out.read_text()

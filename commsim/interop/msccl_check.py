@@ -40,6 +40,7 @@ from commsim.interop.errors import FormatError
 from commsim.interop.msccl_format import RECEIVES, SENDS, MscclAlgo, MscclGpu, MscclStep, MscclTb
 
 __all__ = [
+    "MAX_BYTES",
     "MAX_COUNT",
     "MAX_STEPS",
     "MAX_STRING",
@@ -59,6 +60,8 @@ MAX_STRING = 255
 """Characters of an attribute value the runtime's XML reader keeps (``MSCCL_MAX_STR_LEN``)."""
 MAX_COUNT = 72
 """A step's ``cnt`` must be below this (``MSCCL_MAX_COUNT``)."""
+MAX_BYTES = 2**63 - 1
+"""The largest ``minBytes``/``maxBytes``: the runtime reads them as 64-bit signed integers."""
 
 _READS = frozenset({"s", "rrs", "rrc", "rrcs", "cpy", "re"})
 _WRITES = frozenset({"r", "rcs", "rrc", "rrcs", "cpy", "re"})
@@ -101,6 +104,8 @@ def _check_header(algo: MscclAlgo, out: list[str]) -> None:
         out.append(f"{at}inplace and outofplace must be 0 or 1, and at least one of them 1")
     if algo.min_bytes < 0 or algo.max_bytes < algo.min_bytes:
         out.append(f"{at}size range minBytes={algo.min_bytes} .. maxBytes={algo.max_bytes} is empty")
+    elif algo.max_bytes > MAX_BYTES:  # written as is, it would wrap or saturate in the runtime's int64
+        out.append(f"{at}maxBytes={algo.max_bytes} is above {MAX_BYTES:,}, the largest size MSCCL reads")
 
 
 def _check_chunks(algo: MscclAlgo, gpu: MscclGpu, out: list[str]) -> None:
