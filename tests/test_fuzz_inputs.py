@@ -152,3 +152,24 @@ def test_msccl_max_bytes_beyond_64_bits_is_refused_and_nothing_written(
     )
     code, _, err = run_cli([*args, "--max-bytes", str(2**63 - 1)], capsys)
     assert code == 0 and 'maxBytes="9223372036854775807"' in out.read_text()
+
+
+# -- Python API: topology mappings, plot and trace arguments ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("topology", "message"),
+    [
+        ({}, "a topology mapping has exactly one of builder, file (got none)"),  # was KeyError: 'file'
+        ({"nvlink": {"bandwidth": "18 GB/s"}}, "exactly one of builder, file (got none)"),
+        ({"file": 5}, "expected a file path, got 5"),  # was TypeError from Path / int
+        ({"builder": "ring", "gpus": 4, "x": 1}, "builder 'ring' has no field 'x'; valid: bandwidth, gpus"),
+    ],
+)
+def test_simulate_checks_a_topology_mapping_as_a_scenario_file_does(topology: dict, message: str) -> None:
+    from commsim.api import simulate
+    from commsim.errors import TopologyError
+
+    with pytest.raises(TopologyError) as info:
+        simulate(topology, "ring", size="1 MB")
+    assert str(info.value).startswith(f"topology {topology!r}: ") and message in str(info.value)

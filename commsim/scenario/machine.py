@@ -167,6 +167,10 @@ def build_machine(
             path = base / path
         machine = get_topology(str(path) if path.suffix in (".yaml", ".yml") else str(ref), **options)
     elif isinstance(ref, Mapping):
+        try:  # a mapping from Python is checked as one from a scenario file is
+            check_reference(ref, base or Path.cwd())
+        except ValueError as exc:
+            raise TopologyError(f"topology {dict(ref)!r}: {exc}") from None
         machine = resolve_reference(ref, base or Path.cwd(), **options)
     else:
         raise TopologyError(
