@@ -9,6 +9,7 @@ wrong, where, and what would be valid.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,31 @@ def test_simulate_checks_a_topology_mapping_as_a_scenario_file_does(topology: di
     with pytest.raises(TopologyError) as info:
         simulate(topology, "ring", size="1 MB")
     assert str(info.value).startswith(f"topology {topology!r}: ") and message in str(info.value)
+
+
+def test_plot_and_trace_counts_must_be_whole_numbers_from_one(tmp_path: Path) -> None:
+    """0 and -1 silently cut the links or sends shown; 2.5 failed as a slice index; 2**40 bins
+    tried to allocate 8 TiB; a dict as the path was a TypeError from pathlib."""
+    from commsim.api import simulate
+    from commsim.errors import ArgumentError, CommsimError
+    from commsim.report.figures import PlotError
+    from commsim.report.plots import plot_timeline, plot_utilisation_heatmap
+    from commsim.report.trace import chrome_trace, write_trace
+
+    result = simulate("pcie_4gpu_switch", "ring", size="1 MB")
+    counts = "must be a whole number from 1 to 10,000, got "
+    for bad in (0, -1, 2.5, 2**40, True):
+        with pytest.raises(PlotError, match=re.escape(f"bins {counts}{bad!r}")):
+            plot_utilisation_heatmap(result, bins=bad)
+        with pytest.raises(PlotError, match=re.escape(f"max_links {counts}{bad!r}")):
+            plot_timeline(result, max_links=bad)
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(CommsimError, match="max_transfers must be None or a whole number of at least 1"):
+            write_trace([result], tmp_path / "t.json", max_transfers=bad)
+        with pytest.raises(CommsimError, match="max_transfers must be None"):
+            chrome_trace([result], max_transfers=bad)
+    with pytest.raises(ArgumentError, match=re.escape("path: expected a file path ending .png")):
+        plot_timeline(result, {})  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match=re.escape("path: expected a file path ending .json or .json.gz")):
+        write_trace([result], 5)  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []

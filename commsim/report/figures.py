@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import math
+import numbers
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +27,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMATS",
+    "MAX_COUNT",
     "PlotError",
+    "check_count",
     "check_output",
     "figure_png",
     "finish_figure",
@@ -39,6 +43,8 @@ __all__ = [
 
 FORMATS = ("png", "svg", "pdf")
 """Output formats the plot functions write, by file suffix."""
+MAX_COUNT = 10_000
+"""The most time bins, or links, a plot draws (as ``commsim plot`` allows)."""
 
 
 class PlotError(CommsimError, ValueError):
@@ -50,9 +56,14 @@ def check_output(path: str | Path) -> Path:
 
     Raises
     ------
+    ArgumentError
+        If ``path`` is no str or path.
     PlotError
         If the suffix is not ``.png``, ``.svg`` or ``.pdf``.
     """
+    from commsim.errors import check_argument
+
+    check_argument(path, (str, os.PathLike), "path", "a file path ending .png, .svg or .pdf")
     out = Path(path)
     suffix = out.suffix.lower().lstrip(".")
     if suffix not in FORMATS:
@@ -61,6 +72,20 @@ def check_output(path: str | Path) -> Path:
             f"use one of {', '.join('.' + f for f in FORMATS)}"
         )
     return out
+
+
+def check_count(value: Any, name: str) -> int:
+    """``value`` if it is a whole number from 1 to :data:`MAX_COUNT` (a plot's bins or links).
+
+    Raises
+    ------
+    PlotError
+        Otherwise, e.g. ``max_links must be a whole number from 1 to 10,000, got 0``: a
+        float failed deep inside (a slice index), and 0 or -1 cut the links silently.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= int(value) <= MAX_COUNT:
+        raise PlotError(f"{name} must be a whole number from 1 to {MAX_COUNT:,}, got {value!r}")
+    return int(value)
 
 
 def new_figure(width_in: float, height_in: float, rows: int = 1, **kwargs: Any) -> tuple[Figure, Any]:

@@ -22,6 +22,7 @@ from commsim.report.activity import binned_utilisation, run_parts
 from commsim.report.figures import (
     FORMATS,
     PlotError,
+    check_count,
     check_output,
     figure_png,
     finish_figure,
@@ -225,6 +226,9 @@ def plot_timeline(
 
     runs = [results] if isinstance(results, Result) else results
     check_results(runs)
+    max_links = check_count(max_links, "max_links")
+    if path is not None:
+        check_output(path)  # before drawing
     runs = list(runs)
     if not runs:
         raise PlotError("nothing to plot: no results")
@@ -275,6 +279,9 @@ def plot_utilisation_heatmap(
     from commsim.errors import check_argument
 
     check_argument(result, Result, "result", "one Result (from simulate or run_file)")
+    bins, max_links = check_count(bins, "bins"), check_count(max_links, "max_links")
+    if path is not None:
+        check_output(path)  # before drawing
     run = run_parts(result)
     makespan = run.record.makespan_s
     if not result.links or makespan <= 0:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import numbers
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -53,7 +55,8 @@ def chrome_trace(
     Raises
     ------
     CommsimError
-        If a result carries no replay record.
+        If a result carries no replay record, or ``max_transfers`` is not
+        None or a whole number of at least 1.
 
     Examples
     --------
@@ -62,6 +65,7 @@ def chrome_trace(
     >>> sum(e["cat"] == "transfer" for e in trace["traceEvents"])
     24
     """
+    _check_max_transfers(max_transfers)
     return {
         "traceEvents": list(trace_events(results, max_transfers)),
         "displayTimeUnit": "ns",
@@ -89,6 +93,17 @@ def _write(stream: IO[str], results: Sequence[Result], max_transfers: int | None
     stream.write("\n]}\n")
 
 
+def _check_max_transfers(max_transfers: Any) -> None:
+    """Refuse a cap that is no whole number >= 1 (-1 dropped a send silently, 2.5 failed inside)."""
+    from commsim.errors import CommsimError
+
+    whole = isinstance(max_transfers, numbers.Integral) and not isinstance(max_transfers, bool)
+    if max_transfers is not None and not (whole and int(max_transfers) >= 1):
+        raise CommsimError(
+            f"max_transfers must be None or a whole number of at least 1, got {max_transfers!r}"
+        )
+
+
 def write_trace(
     results: Sequence[Result], path: str | Path, max_transfers: int | None = DEFAULT_MAX_TRANSFERS
 ) -> Path:
@@ -103,9 +118,12 @@ def write_trace(
     Path
         The written file.
     """
+    from commsim.errors import check_argument
     from commsim.report.tables import check_results
 
     check_results(results)  # before the file is opened: nothing half-written
+    check_argument(path, (str, os.PathLike), "path", "a file path ending .json or .json.gz")
+    _check_max_transfers(max_transfers)
     from commsim.textfile import whole_file
 
     out = Path(path)
