@@ -202,3 +202,33 @@ def test_plot_and_trace_counts_must_be_whole_numbers_from_one(tmp_path: Path) ->
     with pytest.raises(ArgumentError, match=re.escape("path: expected a file path ending .json or .json.gz")):
         write_trace([result], 5)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+# -- Python API: training ----------------------------------------------------------------------------
+
+
+def test_training_api_refuses_wrong_types_with_typed_errors() -> None:
+    """Each call raised TypeError or AttributeError from inside (or, for overlap='no', overlapped)."""
+    from commsim.algorithms import get_algorithm
+    from commsim.errors import ArgumentError, CommsimError, UnknownNameError
+    from commsim.topology import get_topology
+    from commsim.training import CollectiveTimer, bert_large, best_steps, resnet50, simulate_step
+    from commsim.training.errors import TrainingError
+
+    machine = get_topology("pcie_4gpu_switch")
+    with pytest.raises(TrainingError, match=r"efficiency: expected a number, got 'x' \(str\)"):
+        resnet50(efficiency="x")  # type: ignore[arg-type]
+    with pytest.raises(TrainingError, match=r"unknown dtype \{\}; valid: fp64, fp32"):
+        bert_large(dtype={})  # type: ignore[arg-type]
+    with pytest.raises(UnknownNameError, match=r"unknown algorithm '\[1\]'"):
+        get_algorithm([1])  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="topology: expected a Topology"):
+        CollectiveTimer(5, "ring")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="nbytes: expected a number of bytes"):
+        CollectiveTimer(machine, "ring")({})  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match=r"results\[...\]: expected a StepResult"):
+        best_steps(["a"])  # type: ignore[list-item]
+    with pytest.raises(ArgumentError, match="overlap: expected True or False, got 'no'"):
+        simulate_step(resnet50(), machine, "ring", overlap="no")  # type: ignore[arg-type]
+    with pytest.raises(CommsimError, match="nodes: expected None or a whole number"):
+        simulate_step(resnet50(), machine, "ring", nodes="x")  # type: ignore[arg-type]

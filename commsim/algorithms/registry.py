@@ -116,6 +116,8 @@ def get_algorithm(name: str) -> type[Algorithm]:
     A built-in name imports only its own module; any other name reads the
     entry points first (so a broken plugin is reported there).
     """
+    if not isinstance(name, str):  # a list or dict is unhashable: it failed in the lookup
+        raise UnknownNameError("algorithm", repr(name), algorithm_names())
     if name in BUILT_IN:
         return _REGISTRY.get(name) or _load_built_in(name)
     _load_plugins()

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from commsim.api import select_ranks, simulate
+from commsim.errors import check_argument
 from commsim.results import LinkLoad
 from commsim.topology.model import Topology
 
@@ -63,6 +64,8 @@ class CollectiveTimer:
         ranks: int | Sequence[str] | None = None,
         collective: str = "all_reduce",
     ) -> None:
+        check_argument(topology, Topology, "topology", "a Topology, e.g. get_topology('dgx1_v100')")
+        check_argument(params, (Mapping, type(None)), "params", "a mapping of parameter names to values")
         self.topology = topology
         self.algorithm = algorithm
         self.params = dict(params or {})
@@ -86,6 +89,7 @@ class CollectiveTimer:
 
     def __call__(self, nbytes: float) -> CollectiveCost:
         """The cost of one collective of ``nbytes`` (simulated once per distinct size)."""
+        check_argument(nbytes, (int, float), "nbytes", "a number of bytes")  # a dict is unhashable
         cost = self._cache.get(nbytes)
         if cost is None:
             cost = self._simulate(nbytes)

@@ -15,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from commsim.errors import check_argument
 from commsim.training.step import StepResult
 from commsim.units import format_size, format_time
 
@@ -79,7 +80,9 @@ def training_table(results: Sequence[StepResult], title: str | None = None) -> T
 def best_steps(results: Sequence[StepResult]) -> list[StepResult]:
     """The fastest step per (node count, sync strategy), ties to the smaller bucket, in input order."""
     best: dict[tuple[int | None, str], StepResult] = {}
+    check_argument(results, Sequence, "results", "a list of StepResult (from simulate_step)")
     for r in results:
+        check_argument(r, StepResult, "results[...]", "a StepResult (from simulate_step)")
         key = _group_key(r)
         current = best.get(key)
         if current is None or (r.iteration_s, r.bucket_bytes) < (current.iteration_s, current.bucket_bytes):

@@ -270,6 +270,9 @@ def simulate_step(
     check_argument(workload, Workload, "workload", "a Workload (e.g. commsim.resnet50(64))")
     expected = "a Topology (commsim.get_topology(name) makes one) or a CollectiveTimer"
     check_argument(topology, (Topology, CollectiveTimer), "topology", expected)
+    check_argument(overlap, bool, "overlap", "True or False")  # 'no' was true, so overlapped
+    check_argument(label, (str, type(None)), "label", "None or the strategy's name")
+    check_argument(nodes, (int, type(None)), "nodes", "None or a whole number of boxes")
     timer = (
         topology
         if isinstance(topology, CollectiveTimer)

@@ -20,6 +20,7 @@ FLOP conventions (one multiply-add = 2 FLOPs; the architecture modules in
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -63,8 +64,8 @@ def dtype_bytes(dtype: str | int) -> int:
         if dtype < 1:
             raise TrainingError(f"dtype bytes must be at least 1, got {dtype}")
         return dtype
-    if dtype not in DTYPE_BYTES:
-        raise TrainingError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPE_BYTES)}")
+    if not isinstance(dtype, str) or dtype not in DTYPE_BYTES:  # a dict or list is unhashable
+        raise TrainingError(f"unknown dtype {dtype!r}; valid: {', '.join(DTYPE_BYTES)} or a byte count")
     return DTYPE_BYTES[str(dtype)]
 
 
@@ -158,6 +159,10 @@ class Throughput:
     efficiency: float = 1.0
 
     def __post_init__(self) -> None:
+        for name in ("flops_per_s", "efficiency"):  # a text or list failed in the comparisons below
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TrainingError(f"{name}: expected a number, got {value!r} ({type(value).__name__})")
         if not self.flops_per_s > 0 or self.flops_per_s == float("inf"):
             raise TrainingError(f"device throughput must be positive and finite, got {self.flops_per_s!r}")
         if self.efficiency != self.efficiency:
