@@ -246,6 +246,17 @@ def parse_time(value: str | float | int, *, require_unit: bool = False) -> float
     return _check_value(float(match["num"]) * _TIME[match["unit"]], value, "time", TIME_FORMS)
 
 
+def _check_format(value: object, name: str, digits: object) -> None:
+    """Refuse what is no number, and digits that are no whole number >= 1 (they failed inside)."""
+    from commsim.errors import ArgumentError, check_argument
+
+    check_argument(value, numbers.Real, name, "a number")
+    if not isinstance(digits, numbers.Integral) or isinstance(digits, bool) or int(digits) < 1:
+        raise ArgumentError(
+            f"digits: expected a whole number of significant digits, at least 1, got {digits!r}"
+        )
+
+
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int) -> str:
     for factor, unit in steps:
         if abs(value) >= factor:
@@ -260,6 +271,7 @@ def format_size(nbytes: float, digits: int = 4) -> str:
     Sizes that are exact powers of two of at least 1 KiB are written with
     binary prefixes (``1 GiB``), as nccl-tests' sizes usually are.
     """
+    _check_format(nbytes, "nbytes", digits)
     if nbytes >= 1024 and float(nbytes).is_integer():
         as_int = int(nbytes)
         if as_int & (as_int - 1) == 0:
@@ -272,12 +284,14 @@ def format_size(nbytes: float, digits: int = 4) -> str:
 
 def format_bandwidth(bandwidth_Bps: float, digits: int = 4) -> str:
     """Format bytes per second, e.g. ``16 GB/s``."""
+    _check_format(bandwidth_Bps, "bandwidth_Bps", digits)
     steps = [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"), (1.0, "B/s")]
     return _scaled(bandwidth_Bps, steps, digits)
 
 
 def format_time(time_s: float, digits: int = 4) -> str:
     """Format seconds with the most readable unit, e.g. ``15 ms``."""
+    _check_format(time_s, "time_s", digits)
     if time_s == 0:
         return "0 s"
     steps = [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")]

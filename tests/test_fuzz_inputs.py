@@ -232,3 +232,21 @@ def test_training_api_refuses_wrong_types_with_typed_errors() -> None:
         simulate_step(resnet50(), machine, "ring", overlap="no")  # type: ignore[arg-type]
     with pytest.raises(CommsimError, match="nodes: expected None or a whole number"):
         simulate_step(resnet50(), machine, "ring", nodes="x")  # type: ignore[arg-type]
+
+
+# -- Python API: formatting ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["format_size", "format_bandwidth", "format_time"])
+def test_formatting_refuses_what_is_no_number(name: str) -> None:
+    """A dict failed in abs() or '>=' (TypeError), digits -1 or 1e400 in the format spec (ValueError)."""
+    import commsim
+    from commsim.errors import ArgumentError
+
+    format_value = getattr(commsim, name)
+    with pytest.raises(ArgumentError, match=r"expected a number, got \{\} \(dict\)"):
+        format_value({})
+    for digits in (-1, 0, 1e400, True):
+        with pytest.raises(ArgumentError, match="digits: expected a whole number of significant digits"):
+            format_value(1e6, digits)
+    assert format_value(1e6, 3).startswith("1")
