@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import html
 import os
 import re
@@ -243,6 +244,8 @@ def whole_file(path: str | PathLike[str]) -> Iterator[BinaryIO]:
     an error or an interrupt, so ``path`` is never left half-written.
     """
     target = Path(path)
+    if target.is_dir():  # else found only at the rename, after all the writing, under the temporary's name
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(target))
     try:
         handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:
@@ -251,7 +254,10 @@ def whole_file(path: str | PathLike[str]) -> Iterator[BinaryIO]:
         with os.fdopen(handle, "wb") as stream:
             yield stream
         os.chmod(temporary, _new_file_mode(target))  # as open() would make it, not mkstemp's 0600
-        os.replace(temporary, target)
+        try:
+            os.replace(temporary, target)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(target)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

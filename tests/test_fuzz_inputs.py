@@ -250,3 +250,23 @@ def test_formatting_refuses_what_is_no_number(name: str) -> None:
         with pytest.raises(ArgumentError, match="digits: expected a whole number of significant digits"):
             format_value(1e6, digits)
     assert format_value(1e6, 3).startswith("1")
+
+
+# -- writing to a folder --------------------------------------------------------------------------------
+
+
+def test_writing_over_a_folder_names_the_folder_before_writing(tmp_path: Path) -> None:
+    """save_topology / write_trace to a folder wrote everything, then failed renaming
+    '.NAME.xxxx.tmp' onto it: the message named the temporary file."""
+    from commsim.api import simulate
+    from commsim.report.trace import write_trace
+    from commsim.topology import get_topology, save_topology
+
+    folder = tmp_path / "out.yaml"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        save_topology(get_topology("pcie_4gpu_switch"), folder)
+    assert info.value.filename == str(folder) and ".tmp" not in str(info.value)
+    with pytest.raises(IsADirectoryError, match="is a folder; give a file name"):
+        write_trace([simulate("pcie_4gpu_switch", "ring", size="1 MB")], folder)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.yaml"] and not any(folder.iterdir())
