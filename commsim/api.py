@@ -322,6 +322,9 @@ def run_file(
 
     expected = "a scenario file's path (str or Path), or what load_file returned"
     check_argument(path, (str, Path, config.LoadedScenario, LoadedTrainingScenario), "path", expected)
+    check_argument(verify, (bool, type(None)), "verify", "None, True or False")  # 'no' is true
+    if progress is not None and not callable(progress):
+        check_argument(progress, type(None), "progress", "None or a callable wrapping the list of cases")
     loaded = load_file(path) if isinstance(path, (str, Path)) else path
     if not isinstance(loaded, config.LoadedScenario):  # a training scenario
         from commsim.training import run_loaded_training

@@ -270,3 +270,25 @@ def test_writing_over_a_folder_names_the_folder_before_writing(tmp_path: Path) -
     with pytest.raises(IsADirectoryError, match="is a folder; give a file name"):
         write_trace([simulate("pcie_4gpu_switch", "ring", size="1 MB")], folder)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.yaml"] and not any(folder.iterdir())
+
+
+def test_api_flags_and_models_of_the_wrong_type_are_refused() -> None:
+    """'no' as p2p or verify was true; gpu_model={} was taken, 5 failed in re; measured=5 and
+    progress=b'x' failed inside (AttributeError, 'bytes' object is not callable)."""
+    from commsim.api import run_file, simulate
+    from commsim.errors import ArgumentError
+    from commsim.report.plots import plot_busbw
+    from commsim.topology import load_topo_matrix
+
+    scenario = str(Path(__file__).parent.parent / "scenarios" / "pcie_4gpu_sync_strategies.yaml")
+    with pytest.raises(ArgumentError, match="p2p: expected True or False, got 'no'"):
+        load_topo_matrix(NVSMI, p2p="no")
+    for model in ({}, 5):
+        with pytest.raises(ArgumentError, match="gpu_model: expected None or the model's name"):
+            load_topo_matrix(NVSMI, gpu_model=model)
+    with pytest.raises(ArgumentError, match="verify: expected None, True or False, got 'no'"):
+        run_file(scenario, verify="no")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="progress: expected None or a callable"):
+        run_file(scenario, progress=b"x")  # type: ignore[arg-type]
+    with pytest.raises(ArgumentError, match="measured: expected an nccl-tests log's path or NcclTestsLog"):
+        plot_busbw([simulate("pcie_4gpu_switch", "ring", size="1 MB")], 5)  # type: ignore[arg-type]

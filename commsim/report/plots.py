@@ -71,6 +71,12 @@ def _record(item: Result | Mapping[str, Any]) -> tuple[str, float, float, float]
 
 
 def _measured(measured: NcclTestsLog | str | Path) -> NcclTestsLog:
+    from commsim.calibrate.parser import NcclTestsLog
+    from commsim.errors import check_argument
+
+    check_argument(
+        measured, (NcclTestsLog, str, Path), "measured", "an nccl-tests log's path or NcclTestsLog"
+    )
     if isinstance(measured, str | Path):
         from commsim.calibrate import load_nccl_tests
 

@@ -204,6 +204,11 @@ def import_topo_matrix(
     >>> [d.name for d in t.devices], classify_pair(t, "gpu0", "gpu1")
     (['cpu0', 'pcie_switch0', 'gpu0', 'gpu1'], 'PIX')
     """
+    from commsim.errors import check_argument
+
+    for argument, value in (("gpu_model", gpu_model), ("cpu_model", cpu_model)):  # 5 failed in re, {} passed
+        check_argument(value, (str, type(None)), argument, "None or the model's name as nvidia-smi prints it")
+    check_argument(p2p, bool, "p2p", "True or False")  # 'no' is true
     matrix = parse_topo_matrix(text)
     kinds = choose_kinds(
         gpu_model, cpu_model, nvlink_kind, pcie_kind, nic_kind, socket_kind, _nvlinks_per_gpu(matrix)
