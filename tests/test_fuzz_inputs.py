@@ -292,3 +292,32 @@ def test_api_flags_and_models_of_the_wrong_type_are_refused() -> None:
         run_file(scenario, progress=b"x")  # type: ignore[arg-type]
     with pytest.raises(ArgumentError, match="measured: expected an nccl-tests log's path or NcclTestsLog"):
         plot_busbw([simulate("pcie_4gpu_switch", "ring", size="1 MB")], 5)  # type: ignore[arg-type]
+
+
+# -- the topology JSON Schema ------------------------------------------------------------------------
+
+
+def test_the_json_schema_accepts_the_topology_files_commsim_writes() -> None:
+    """Bandwidths and latencies were typed "number" in 'commsim topo schema', though the files
+    hold text with a unit ('16 GB/s') and a bare number is refused: the schema rejected every
+    saved topology and accepted what commsim refuses."""
+    import json
+
+    import yaml
+
+    from commsim.topology import get_topology, topology_to_dict
+    from commsim.topology.io import topology_json_schema
+
+    schema = json.loads(topology_json_schema())
+    for model, field in (
+        ("KindFigures", "bandwidth"),
+        ("LinkSpec", "latency"),
+        ("DeviceSpec", "reduce_bandwidth"),
+    ):
+        types = [part.get("type") for part in schema["$defs"][model]["properties"][field]["anyOf"]]
+        assert types == ["string", "null"]
+    jsonschema = pytest.importorskip("jsonschema")
+    document = yaml.safe_load(yaml.safe_dump(topology_to_dict(get_topology("pcie_4gpu_switch"))))
+    assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)] == []
+    document["link_kinds"]["pcie3_x16"]["bandwidth"] = 16  # a bare number, refused when read
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(document))

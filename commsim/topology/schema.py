@@ -74,7 +74,7 @@ Bandwidth = Annotated[
     Field(
         description="a rate with its unit, decimal as nccl-tests prints it (1 GB/s = 10**9 B/s; "
         "GiB/s binary; Gbit/s, Gbps in bits); a bare number is refused",
-        json_schema_extra={"examples": ["16 GB/s", "100 Gbit/s"]},
+        json_schema_extra={"type": "string", "examples": ["16 GB/s", "100 Gbit/s"]},  # text, not float
     ),
 ]
 """A bandwidth read from "16 GB/s" and friends, stored in bytes per second."""
@@ -85,7 +85,7 @@ Time = Annotated[
     PlainSerializer(lambda v: _exact(v, format_time(v, digits=12), parse_time, "s"), return_type=str),
     Field(
         description="a duration with its unit (s, ms, us, ns); a bare number is refused",
-        json_schema_extra={"examples": ["5 us", "0 s"]},
+        json_schema_extra={"type": "string", "examples": ["5 us", "0 s"]},  # text, not float
     ),
 ]
 """A duration read from "5 us" and friends, stored in seconds."""
