@@ -243,6 +243,9 @@ def whole_file(path: str | PathLike[str]) -> Iterator[BinaryIO]:
     temporary file beside ``path``, renamed into place at the end, removed on
     an error or an interrupt, so ``path`` is never left half-written.
     """
+    from commsim.errors import check_argument
+
+    check_argument(path, (str, PathLike), "path", "a file path (str or os.PathLike)")  # 5 failed in Path()
     target = Path(path)
     if target.is_dir():  # else found only at the rename, after all the writing, under the temporary's name
         raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name", str(target))

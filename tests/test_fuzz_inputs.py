@@ -272,6 +272,15 @@ def test_writing_over_a_folder_names_the_folder_before_writing(tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.yaml"] and not any(folder.iterdir())
 
 
+def test_a_path_that_is_no_path_is_an_argument_error() -> None:
+    """save_topology(topology, 5) failed in pathlib with a bare TypeError."""
+    from commsim.errors import ArgumentError
+    from commsim.topology import get_topology, save_topology
+
+    with pytest.raises(ArgumentError, match=r"path: expected a file path \(str or os.PathLike\), got 5"):
+        save_topology(get_topology("pcie_4gpu_switch"), 5)  # type: ignore[arg-type]
+
+
 def test_api_flags_and_models_of_the_wrong_type_are_refused() -> None:
     """'no' as p2p or verify was true; gpu_model={} was taken, 5 failed in re; measured=5 and
     progress=b'x' failed inside (AttributeError, 'bytes' object is not callable)."""
