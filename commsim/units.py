@@ -247,13 +247,13 @@ def parse_time(value: str | float | int, *, require_unit: bool = False) -> float
 
 
 def _check_format(value: object, name: str, digits: object) -> None:
-    """Refuse what is no number, and digits that are no whole number >= 1 (they failed inside)."""
+    """Refuse what is no number, and digits that are no whole number from 1 to 30 (they failed inside)."""
     from commsim.errors import ArgumentError, check_argument
 
     check_argument(value, numbers.Real, name, "a number")
-    if not isinstance(digits, numbers.Integral) or isinstance(digits, bool) or int(digits) < 1:
+    if not isinstance(digits, numbers.Integral) or isinstance(digits, bool) or not 1 <= int(digits) <= 30:
         raise ArgumentError(
-            f"digits: expected a whole number of significant digits, at least 1, got {digits!r}"
+            f"digits: expected a whole number of significant digits from 1 to 30, got {digits!r}"
         )
 
 
