@@ -330,3 +330,42 @@ def test_the_json_schema_accepts_the_topology_files_commsim_writes() -> None:
     assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)] == []
     document["link_kinds"]["pcie3_x16"]["bandwidth"] = 16  # a bare number, refused when read
     assert list(jsonschema.Draft202012Validator(schema).iter_errors(document))
+
+
+# -- sweep overrides that match no link -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "grid", "where"),
+    [
+        ("", "overrides.nvlink.bandwidth: [1 GB/s, 2 GB/s]", "w.yaml:6:44: grid.0.product.overrides.nvlink"),
+        ("overrides: {nvlink: {bandwidth: 1 GB/s}}\n", "size: [1 MB, 2 MB]", "w.yaml:5:21: overrides.nvlink"),
+    ],
+)
+def test_a_sweep_override_no_machine_has_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    overrides: str,
+    grid: str,
+    where: str,
+) -> None:
+    """``run`` refuses it; a sweep wrote rows that differ in the override and not at all in time."""
+    monkeypatch.chdir(tmp_path)
+    base = "name: x\ntopology: pcie_4gpu_switch\nalgorithm: ring\nsize: 1 MB\n"
+    Path("w.yaml").write_text(f"{base}{overrides}grid:\n  - product: {{{grid}}}\n")
+    code, _, err = run_cli(["sweep", "w.yaml", "-o", "o.csv", "-q", "--serial"], capsys)
+    assert code == 2 and "Traceback" not in err and not Path("o.csv").exists()
+    assert where in err and "no machine of the sweep has nvlink links, so the override would change" in err
+    assert "link kinds are pcie3_x16" in err
+
+
+def test_a_sweep_override_some_machines_have_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    grid = "{topology: [pcie_4gpu_switch, fully_connected_4], overrides.nvlink.bandwidth: [1 GB/s, 2 GB/s]}"
+    Path("w.yaml").write_text(f"name: x\nalgorithm: ring\nsize: 1 MB\ngrid:\n  - product: {grid}\n")
+    code, _, err = run_cli(["sweep", "w.yaml", "-o", "o.csv", "-q", "--serial"], capsys)
+    assert code == 0, err
+    assert len(Path("o.csv").read_text().splitlines()) == 5

@@ -16,6 +16,7 @@ from typing import Any
 
 from commsim.errors import CommsimError
 from commsim.scenario.case import CaseError, Loc, parse_nbytes
+from commsim.scenario.machine import unused_overrides
 from commsim.scenario.point import CaseSpec
 from commsim.sweep.grid import Setting, SpecIssue
 from commsim.topology.linkkinds import kinds_matching
@@ -173,6 +174,8 @@ class PointChecker:
         self._cases: dict[str, list[tuple[Loc, str]]] = {}
         self._sizes: dict[str, list[tuple[Loc, str]]] = {}
         self._machines: dict[str, Topology | str] = {}
+        self._overrides: dict[str, list[Any]] = {}  # kind or family: [matched a link?, where it is set]
+        self._kinds: set[str] = set()
 
     def problems(self, scenario: dict[str, Any], settings: tuple[Setting, ...]) -> list[SpecIssue]:
         """The problems of one point, each at the setting (or base field) that gave the value."""
@@ -182,12 +185,41 @@ class PointChecker:
         key = json.dumps(fields, sort_keys=True)
         if key not in self._cases:
             self._cases[key] = self._check(fields)
+        self._note_overrides(fields, settings)
         size_key = json.dumps(scenario["size"])
         if size_key not in self._sizes:
             self._sizes[size_key] = _size_problems(scenario["size"])
         return [
             SpecIssue(_setting_loc(loc, settings), message)
             for loc, message in self._cases[key] + self._sizes[size_key]
+        ]
+
+    def _note_overrides(self, fields: dict[str, Any], settings: tuple[Setting, ...]) -> None:
+        """Note which overrides match a link of this point's machine (if it could be built)."""
+        machine = self._machines.get(json.dumps([fields["topology"], fields["overrides"]], sort_keys=True))
+        if not isinstance(machine, Topology):
+            return
+        unused = set(unused_overrides(machine, fields["overrides"]))
+        self._kinds |= {link.kind for link in machine.physical_links}
+        for key in fields["overrides"]:
+            noted = self._overrides.setdefault(key, [False, _setting_loc(("overrides", key), settings)])
+            noted[0] = noted[0] or key not in unused
+
+    def unused_overrides(self) -> list[SpecIssue]:
+        """Overrides that matched no link of any point's machine: every row would ignore them.
+
+        A scenario file refuses them (:func:`commsim.config.check_overrides_used`); an override that
+        matches some machines of the grid and not others is kept.
+        """
+        kinds = ", ".join(sorted(self._kinds))
+        return [
+            SpecIssue(
+                loc,
+                f"no machine of the sweep has {key} links, so the override would change nothing; their "
+                f"link kinds are {kinds} (remove the override, or name one of those)",
+            )
+            for key, (used, loc) in self._overrides.items()
+            if not used
         ]
 
     def _check(self, fields: dict[str, Any]) -> list[tuple[Loc, str]]:

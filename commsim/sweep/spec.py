@@ -164,7 +164,10 @@ def parse_sweep(text: str, source: str = "<sweep>", base_dir: str | Path | None 
             f"{position(node, ('grid',), source)}: grid: {len(grid):,} scenarios is more than the limit of "
             f"{MAX_SCENARIOS:,}; split the sweep into several files"
         )
-    keys = _expand_keys(base, grid, PointChecker(base_path), issues)
+    checker = PointChecker(base_path)
+    keys = _expand_keys(base, grid, checker, issues)
+    if not issues:
+        issues.extend(checker.unused_overrides())
     if issues:
         raise ScenarioError(_report(issues, node, source))
     name = spec.name or Path(source).stem
