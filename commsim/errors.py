@@ -173,6 +173,6 @@ def known_name(what: str, name: str, valid: Collection[str]) -> str:
         the field's position (unlike :class:`UnknownNameError`, which is no
         ``ValueError`` and lists the names sorted).
     """
-    if name not in valid:
+    if not isinstance(name, str) or name not in valid:  # a list from YAML is unhashable: no lookup
         raise ValueError(f"unknown {what} {name!r}; valid: {', '.join(valid)}{did_you_mean(name, valid)}")
     return name

@@ -369,3 +369,18 @@ def test_a_sweep_override_some_machines_have_is_kept(
     code, _, err = run_cli(["sweep", "w.yaml", "-o", "o.csv", "-q", "--serial"], capsys)
     assert code == 0, err
     assert len(Path("o.csv").read_text().splitlines()) == 5
+
+
+def test_a_list_where_a_name_is_expected_is_an_unknown_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A training scenario's ``topology: {builder: [1, 2]}`` failed in the name lookup (unhashable list)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: t\nworkload: {model: resnet50, batch: 64, device_flops: 125 TFLOPS}\n"
+        "topology: {builder: [1, 2], box: dgx_a100, nic: ib_hdr}\nnodes: [1]\n"
+        "sync: [{algorithm: hierarchical}]\n"
+    )
+    code, _, err = run_cli(["run", "-q", str(path)], capsys)
+    assert code == 2 and "Traceback" not in err
+    assert f"{path}:3:11: topology: unknown builder [1, 2]; valid: ring, fully_connected, cluster" in err
