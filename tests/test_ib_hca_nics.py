@@ -45,6 +45,10 @@ def test_a_plain_hca_list_counts_the_nics() -> None:
         ("^mlx5_1", None),  # an exclusion list says nothing of the NICs used
         ("^=mlx5_3:1", None),
         ("=^mlx5_3", None),  # NCCL reads '^' only first: '^mlx5_3' as an exact name matches no device
+        ('"=bnxt_re_benic1b,bnxt_re_benic2b"', 2),  # outside/331: udev-renamed devices, listed exactly
+        ("bnxt_re_benic1b,bnxt_re_benic2b", None),  # the same names as prefixes: not whole by their shape
+        ("=mlx5", None),  # an exact 'mlx5' names no device
+        ("=bnxt_re", None),  # nor does an exact family name
         ("mlx5_0:0", None),  # NCCL numbers ports from 1
         ("mlx5", None),  # a family prefix: every mlx5 card
         ("mlx5_", None),  # outside/04's prefix

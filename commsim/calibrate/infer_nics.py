@@ -123,12 +123,16 @@ def hca_list(settings: RunSettings) -> Evidence | None:
     2
     >>> hca_list(read_settings(["export NCCL_IB_HCA=bnxt_re0:1,bnxt_re1:1,bnxt_re8:1"])).value
     3
+    >>> hca_list(read_settings(['export NCCL_IB_HCA="=bnxt_re_benic1b,bnxt_re_benic2b"'])).value
+    2
+    >>> hca_list(read_settings(["export NCCL_IB_HCA=bnxt_re_benic1b,bnxt_re_benic2b"])) is None
+    True
     """
     seen = setting(settings, "NCCL_IB_HCA")
     value = (setting_value(seen) or "").strip("\"'").replace("\\,", ",")  # a shell's escaped comma
     if seen is None or not value or value.startswith("^"):
         return None
-    ports = _hca_ports(value.removeprefix("="))
+    ports = _hca_ports(value.removeprefix("="), exact=value.startswith("="))
     if ports is None:
         return None
     count = sum(max(1, len(p - {None})) for p in ports.values())
@@ -148,16 +152,29 @@ def hca_list(settings: RunSettings) -> Evidence | None:
     return Evidence(count, source, seen.line, seen.text)
 
 
-def _hca_ports(listing: str) -> dict[str, set[int | None]] | None:
+def _hca_ports(listing: str, exact: bool = False) -> dict[str, set[int | None]] | None:
     """The ports each device of an ``NCCL_IB_HCA`` list (after its ``^``/``=``) names (None: no port
-    given), or None when an entry is no whole device name."""
+    given), or None when an entry is no whole device name. In an ``=`` list (``exact``) NCCL matches
+    every token as an exact name, so a name renamed by udev is whole too (``bnxt_re_benic1b``: see
+    :func:`_exact_name`)."""
     ports: dict[str, set[int | None]] = {}
     for token in listing.split(","):
         entry = _HCA_ENTRY.fullmatch(token.strip())
-        if entry is None or not _HCA_NAME.fullmatch(entry["name"]):
+        if entry is None or not (
+            _HCA_NAME.fullmatch(entry["name"]) or (exact and _exact_name(entry["name"]))
+        ):
             return None
         ports.setdefault(entry["name"], set()).add(int(entry["port"]) if entry["port"] else None)
     return ports
+
+
+def _exact_name(name: str) -> bool:
+    """Whether ``name`` reads as one renamed RDMA device's own name in an ``=`` list: underscore-joined
+    parts of letters and digits with an index digit among them (``bnxt_re_benic1b``), not a family
+    (``bnxt_re``, ``mlx5``), a '^' NCCL reads only first, nor a cut PCI name (``roceP2``)."""
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+", name)) and any(
+        c.isdigit() for c in name
+    )
 
 
 def _listed(names: list[str]) -> str:
