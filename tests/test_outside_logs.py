@@ -201,6 +201,18 @@ REFUSED_PLAIN = {
     "313_MI325X-AAC11-Slurm-8node-64rank-rccl-allreduce-Ring-8bnxt-4G-16G-egrep-rowsonly.txt": "give --gpu ",
     "314_H200-2node-16rank-4CX7-IB-baremetal-allreduce-1G-9G-f3-rowsonly-issue380.txt": "give --gpu ",
     "315_H200-2VM-16rank-4CX7-passthrough-allreduce-1G-9G-f3-rowsonly-degraded-issue380.txt": "give --gpu ",
+    "331_MI308X-2node-16rank-rccl-allreduce-8bnxtre-exactHCA-unknownGPU-RCCL2277.txt": (
+        "GPU 'AMD Instinct MI308X' is not in the catalogue"
+    ),
+    "335_RX6800XT+MI100-2gpu-g2-RCCL2205-hipIpcGetMemHandle-failed-before-rows.txt": (
+        "the run failed before printing a result row: line 32: Test NCCL failure"
+    ),
+    "336_Vega64x3+RadeonVII-4gpu-g4-rccl-allgather-32MiB-1row-format2020-unknownGPU.txt": (
+        "GPU 'Vega 10 XT [Radeon RX Vega 64]' is not in the catalogue"
+    ),
+    "337_RadeonProVII-2gpu-g2-rccl-allreduce-oldformat-8B-128B-excerpt-unknownGPU.txt": (
+        "GPU 'AMD Radeon (TM) Pro VII' is not in the catalogue"
+    ),
 }
 """Logs that cannot be validated alone, and what the refusal must say (the option that would settle it,
 or why none does): 11, 12, 25, 26, 43, 46, 51, 69, 73 and 74 are rccl-tests or nccl-tests tables
@@ -245,7 +257,10 @@ result row follows the column header. Of the eighteenth batch, 302 is rows witho
 303's excerpt leaves its device list out (its page names the GPU in an nvidia-smi list, which the parser
 skips as a '##' line). Of the nineteenth batch, 310's rccl-tests device lines end at the bus id (no GPU
 name printed; the page's section title names the MI355X), 311-313 are a README's egrep of three runs'
-rows (MI325X in the section title only) and 314/315 an issue's two 3-row tables without device lines."""
+rows (MI325X in the section title only) and 314/315 an issue's two 3-row tables without device lines.
+Of the twentieth batch, 331's 'AMD Instinct MI308X', 336's Radeon RX Vega 64 / Radeon VII ('Vega 20')
+and 337's Radeon Pro VII are not in the catalogue; 335's run failed in RCCL's init ('hipIpcGetMemHandle
+failed') before any row."""
 UNSETTLED = {
     "20_UnknownGPU-5KPro-2node-16gpu-alltoall-SpectrumX.txt",
     "23_AMD-RadeonGraphics-8gpu-rccl-allreduce.txt",
@@ -280,6 +295,10 @@ UNSETTLED = {
     "286_unknownGPU-EKS-EFA-2pod-1gpu-allreduce-tagoutput-nodevices-nobinary-size0rows.txt",
     "289_RX7900XTX-2gpu-g2-RCCL2171-invalidkernelfile-failed-before-rows.txt",
     "290_V100PCIe+V100S-2node-2gpu-ConnectX6-IB-allreduce-512M-1row-hashprefixed-optcast-doc.txt",
+    "331_MI308X-2node-16rank-rccl-allreduce-8bnxtre-exactHCA-unknownGPU-RCCL2277.txt",
+    "335_RX6800XT+MI100-2gpu-g2-RCCL2205-hipIpcGetMemHandle-failed-before-rows.txt",
+    "336_Vega64x3+RadeonVII-4gpu-g4-rccl-allgather-32MiB-1row-format2020-unknownGPU.txt",
+    "337_RadeonProVII-2gpu-g2-rccl-allreduce-oldformat-8B-128B-excerpt-unknownGPU.txt",
 }
 """Refused logs whose page does not settle them either (20's and 23/24's pages never name the GPU model,
 77's names only one the catalogue lacks; 33, 37 and 79, a failed run, are refused whatever is
@@ -294,7 +313,8 @@ are refused whatever is given; 217's page names no GPU; 215, 219-221, 226 and 22
 to validate; 236's page does not say whether its VMs ran H100 or H200, nor how many, and 244's names no
 GPU; 261's condensed table lacks columns no option adds, and 268 has no result row; 286's page names no
 instance type or GPU, and 289 has no result row; 290's one row is behind '#', which no option
-undoes); every other refused log validates with its page's facts."""
+undoes); 331's, 336's and 337's GPUs are not in the catalogue (no catalogue name a user could
+give is theirs), and 335 has no result row; every other refused log validates with its page's facts."""
 
 
 def _tool() -> ModuleType:
@@ -328,10 +348,11 @@ def _check(args: list[str], refused_by: str | None, capsys: pytest.CaptureFixtur
 
 
 def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
-    """264 logs (01-138, 150-171, 180-195, 200-227, 230-246, 250-257, 260-270, 280-292, 300-303 and
-    310-316), each with its provenance lines first and one README row; every page fact is for a log,
-    every topology file it names exists, and a refused log is either settled by its page or unsettled."""
-    assert len(LOGS) == 264
+    """269 logs (01-138, 150-171, 180-195, 200-227, 230-246, 250-257, 260-270, 280-292, 300-303,
+    310-316, 331 and 335-338), each with its provenance lines first and one README row; every page fact is
+    for a log, every topology file it names exists, and a refused log is either settled by its page or
+    unsettled."""
+    assert len(LOGS) == 269
     assert {int(p.name.split("_")[0]) for p in LOGS} == {
         *range(1, 139),
         *range(150, 172),
@@ -343,6 +364,8 @@ def test_the_data_is_the_logs_and_the_readme_names_each() -> None:
         *range(280, 293),
         *range(300, 304),
         *range(310, 317),
+        331,
+        *range(335, 339),
     }
     readme = (DATA / "README.md").read_text(encoding="utf-8")
     for path in LOGS:

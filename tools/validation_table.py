@@ -784,6 +784,12 @@ OUTSIDE_OPTIONS: dict[str, tuple[RunOptions, str | None]] = {
         RunOptions(nic="ib_ndr"),
         None,
     ),
+    # twentieth batch (probe 20: what the pages state)
+    # the page: "ノード間接続 ： クラスタ・ネットワーク （100Gbps x 16 /ノード）" (RoCEv2), "NCCL ： 2.26.5"
+    "338_A100-40GB-OCI-BM.GPU4.8-Ubuntu-2node-16rank-allreduce-10G-1row-NCCL2265-japanese.txt": (
+        RunOptions(nic="roce_100g", nics_per_node=16, nccl_version="2.26.5"),
+        None,
+    ),
 }
 """What each outside log's page states that the log does not print (options and collective), as a user
 would give it; logs not listed have no such fact beyond what they print."""
