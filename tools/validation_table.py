@@ -32,6 +32,7 @@ from validation_bias import bias_lines
 
 from commsim.calibrate.defaults import without_machine
 from commsim.calibrate.fit import Calibration, fit
+from commsim.calibrate.fit_checks import scaled
 from commsim.calibrate.inference import RunOptions
 from commsim.calibrate.validate import (
     BANDWIDTH_BOUND_BYTES,
@@ -1069,11 +1070,8 @@ def defaults_table(
 
 def fit_value(name: str, value: float, sigma: float) -> str:
     """``efficiency.nvlink 0.674 +- 0.028``."""
-    if name == "launch_s":
-        return f"{name} {value * 1e6:.3g} us +- {sigma * 1e6:.2g} us"
-    if name.startswith("ring_channel_net."):
-        return f"{name} {value / 1e9:.3g} GB/s +- {sigma / 1e9:.2g} GB/s"
-    return f"{name} {value:.3g} +- {sigma:.2g}"
+    (number, unit), (spread, _) = scaled(name, value), scaled(name, sigma)
+    return f"{name} {number:.3g}{unit} +- {spread:.2g}{unit}"
 
 
 def calibration_table(entries: list[Entry]) -> list[str]:

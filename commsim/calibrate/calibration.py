@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from commsim.calibrate.fit_checks import scaled
+from commsim.calibrate.fit_problem import value_text
 from commsim.calibrate.validate import error_summary
 from commsim.nccl.params import NcclParams
 from commsim.textfile import write_whole
@@ -150,11 +152,8 @@ def _regimes(summary: dict[str, dict[str, float | int | None]]) -> str:
 
 def _format(name: str, value: float, sigma: float) -> str:
     """``0.78 +- 0.02`` (``3.1 us +- 0.4 us`` for launch_s, ``19.6 GB/s +- 1.4 GB/s`` for a channel rate)."""
-    if name == "launch_s":
-        return f"{value * 1e6:.3g} us +- {sigma * 1e6:.2g} us"
-    if name.startswith("ring_channel_net."):
-        return f"{value / 1e9:.4g} GB/s +- {sigma / 1e9:.2g} GB/s"
-    return f"{value:.4g} +- {sigma:.2g}"
+    spread, unit = scaled(name, sigma)
+    return f"{value_text(name, value)} +- {spread:.2g}{unit}"
 
 
 def _median(summary: dict[str, dict[str, float | int | None]]) -> str:

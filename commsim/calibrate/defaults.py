@@ -259,25 +259,27 @@ def _log_ring_channel_rates(validation: Validation, kind: str) -> list[float]:
     """Per size from :data:`RING_CHANNEL_MIN_BYTES` that the log's model runs as a ring (Simple or LL128)
     across nodes of NVIDIA GPUs on ``kind`` NICs: the measured bus bandwidth over NCCL's channel count,
     as bytes on the wire (B/s per channel). Empty for other logs and for a degraded run."""
-    from commsim.nccl import rccl
-    from commsim.nccl.ring_net import LL128_PAYLOAD
+    from commsim.nccl import ring_net
 
     inference = validation.inference
     if validation.collective not in _RING_CHANNEL_COLLECTIVES:
         return []
     model = inference.nccl_model(validation.params)
     m = model.machine(inference.ranks)
-    if m.nodes < 2 or m.net_kind != kind or rccl.is_amd(m.arch):
+    if m.net_kind != kind or not ring_net.applies(m):
         return []
     rows = [
         r
         for r in validation.rows
-        if r.nbytes >= RING_CHANNEL_MIN_BYTES and r.algorithm == "ring" and r.protocol in ("Simple", "LL128")
+        if r.nbytes >= RING_CHANNEL_MIN_BYTES and r.algorithm == "ring" and r.protocol in ring_net.PROTOCOLS
     ]
     if not rows or statistics.median(r.measured_busbw_Bps / r.predicted_busbw_Bps for r in rows) < _DEGRADED:
         return []
     channels = model.channel_count(m)
-    return [r.measured_busbw_Bps / channels / (LL128_PAYLOAD if r.protocol == "LL128" else 1.0) for r in rows]
+    return [
+        r.measured_busbw_Bps / channels / (ring_net.LL128_PAYLOAD if r.protocol == "LL128" else 1.0)
+        for r in rows
+    ]
 
 
 def ring_channel_rate_Bps(machines: Iterable[Sequence[Validation]], kind: str) -> float | None:

@@ -124,10 +124,19 @@ def _family(name: str) -> str:
     return "efficiency" if "efficiency" in name else name.split(".", 1)[0]
 
 
+def scaled(name: str, value: float) -> tuple[float, str]:
+    """A fitted parameter's value in the unit it is shown in, and that unit's suffix: ``launch_s`` in
+    microseconds, a ring channel's rate in GB/s, the rest as they are."""
+    if name == "launch_s":
+        return value * 1e6, " us"
+    if name.startswith("ring_channel_net."):
+        return value / 1e9, " GB/s"
+    return value, ""
+
+
 def _show(name: str, value: float) -> str:
-    if name.startswith("ring_channel_net"):
-        return f"{value / 1e9:.3g} GB/s"
-    return f"{value * 1e6:.3g} us" if name == "launch_s" else f"{value:.3g}"
+    number, unit = scaled(name, value)
+    return f"{number:.3g}{unit}"
 
 
 def implausible(

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from commsim.algorithms.base import Problem as ModelProblem
-from commsim.calibrate.fit_checks import MachineKey
+from commsim.calibrate.fit_checks import MachineKey, scaled
 from commsim.collectives import Collective
 from commsim.nccl.model import NcclModel
 from commsim.nccl.params import NcclParams
@@ -65,11 +65,8 @@ class Case:
 
 
 def value_text(name: str, value: float) -> str:
-    if name == "launch_s":
-        return f"{value * 1e6:.3g} us"
-    if name.startswith("ring_channel_net."):
-        return f"{value / 1e9:.4g} GB/s"
-    return f"{value:.4g}"
+    number, unit = scaled(name, value)
+    return f"{number:.{3 if name == 'launch_s' else 4}g}{unit}"
 
 
 def get_value(params: NcclParams, name: str) -> float:

@@ -39,7 +39,7 @@ from commsim.algorithms.base import Problem
 from commsim.collectives import Collective
 from commsim.errors import AlgorithmError, UnknownNameError
 from commsim.nccl import candidates as cand
-from commsim.nccl import rccl
+from commsim.nccl import rccl, ring_net
 from commsim.nccl.candidates import P2P_COLLECTIVES, Bandwidths
 from commsim.nccl.channel_cut import bounded_channels, cut_s
 from commsim.nccl.chunking import fill_s
@@ -52,7 +52,6 @@ from commsim.nccl.prediction import Candidate, NcclPrediction
 from commsim.nccl.rccl_tables import RcclTable, rccl_table_for
 from commsim.nccl.replays import Replays
 from commsim.nccl.restrict import allowed, none_allowed
-from commsim.nccl.ring_net import ring_channel_cap_s
 from commsim.nccl.tuning import TuningTable, parse_version, table_for
 from commsim.topology.model import Topology
 
@@ -310,12 +309,12 @@ class NcclModel:
     ) -> float:
         """The chosen ring's time lost to its network channels' rate (:mod:`commsim.nccl.ring_net`):
         across nodes, NVIDIA GPUs, NICs of a kind with a known rate only."""
-        if algorithm != "ring" or m.nodes < 2 or rccl.is_amd(m.arch):
+        if algorithm != "ring" or not ring_net.applies(m):
             return 0.0
         rate = self.params.ring_channel_net(m.net_kind)
         if rate is None:
             return 0.0
-        return ring_channel_cap_s(
+        return ring_net.ring_channel_cap_s(
             nbytes, algbw_Bps, protocol, problem.collective, problem.n, self.channel_count(m), rate
         )
 

@@ -29,12 +29,23 @@ The rate per NIC kind is :data:`commsim.nccl.params.DEFAULT_RING_CHANNEL_NET_Bps
 from __future__ import annotations
 
 from commsim.collectives import Collective
+from commsim.nccl import rccl
 from commsim.nccl.candidates import ring_steps
+from commsim.nccl.machine import NcclMachine
 
-__all__ = ["LL128_PAYLOAD", "ring_channel_cap_s"]
+__all__ = ["LL128_PAYLOAD", "PROTOCOLS", "applies", "ring_channel_cap_s"]
+
+PROTOCOLS = ("Simple", "LL128")
+"""The ring protocols a channel's rate limits (LL has NCCL's own ``llMaxBw``)."""
 
 LL128_PAYLOAD = 120 / 128
 """Of the bytes an LL128 channel sends, the share that is data (each 128-byte line carries 8 flag bytes)."""
+
+
+def applies(m: NcclMachine) -> bool:
+    """Whether rings on ``m`` cross nodes of NVIDIA GPUs, the runs a channel's rate is measured on and
+    priced for (RCCL runs more channels per NIC)."""
+    return m.nodes > 1 and not rccl.is_amd(m.arch)
 
 
 def ring_channel_cap_s(
@@ -70,7 +81,7 @@ def ring_channel_cap_s(
         ``nbytes / capped algbw - nbytes / algbw`` where the channels' total is below the call's bus
         bandwidth, else 0.
     """
-    if protocol not in ("Simple", "LL128") or nbytes <= 0 or n < 2:
+    if protocol not in PROTOCOLS or nbytes <= 0 or n < 2:
         return 0.0
     per_rank = n / ring_steps(collective, n)  # algbw = busbw x n / steps (NCCL's ring)
     busbw = algbw_Bps / per_rank
